@@ -1,0 +1,85 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { ErrorBody, NewPlant, Plant, PlantParams, ref, sharedSchemas } from '../../schemas/index.js'
+import { HttpError, sendError } from '../../src/errors.js'
+import { parseJson } from '../../src/json/parse.js'
+import type { PlantStore } from '../../src/store/types.js'
+import { formatValidationErrors, int64ValidatorCompiler } from '../../src/validation.js'
+
+export interface PlantsOptions {
+  /** Where the plants live. Required. */
+  store: PlantStore
+  /** Largest accepted JSON body in bytes; the host's bodyLimit when absent. */
+  bodyLimit?: number
+}
+
+const error = ref(ErrorBody)
+
+function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
+  const { store, bodyLimit } = options
+  const methods = ['create', 'get', 'check', 'close'] as const
+  if (store === null || typeof store !== 'object' || !methods.every((m) => typeof store[m] === 'function')) {
+    throw new TypeError('plants: options.store must be a PlantStore (create, get, check, close)')
+  }
+  if (bodyLimit !== undefined && !(Number.isInteger(bodyLimit) && bodyLimit > 0)) {
+    throw new TypeError('plants: options.bodyLimit must be a positive integer')
+  }
+  return { store, bodyLimit }
+}
+
+/**
+ * The plants routes: POST /plants and GET /plants/:id. An encapsulated plugin:
+ * its schemas, JSON parser, validator and error replies stay in its own scope,
+ * so a host keeps its own, and `prefix` places the routes.
+ */
+const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
+  const { store, bodyLimit } = checkOptions(options)
+  const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
+
+  for (const schema of sharedSchemas) fastify.addSchema(schema)
+  fastify.setValidatorCompiler(int64ValidatorCompiler(sharedSchemas))
+  fastify.setSchemaErrorFormatter(formatValidationErrors)
+  fastify.setErrorHandler(sendError)
+
+  // Only JSON is accepted (anything else is a 415), parsed so that int64 ids stay exact.
+  fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_request, body, done) => {
+    if (body === '') return done(new HttpError(400, 'The request body is empty: send a JSON object.'), undefined)
+    try {
+      done(null, parseJson(body as string))
+    } catch (err) {
+      done(new HttpError(400, `The request body is not valid JSON: ${(err as Error).message}`), undefined)
+    }
+  })
+
+  fastify.post('/plants', {
+    schema: {
+      summary: 'Create a plant',
+      operationId: 'addPlant',
+      body: ref(NewPlant),
+      response: { 200: ref(Plant), 400: error, 401: error, 409: error, 413: error, 415: error, 429: error, 503: error }
+    }
+  }, async (request) => {
+    const { id, name, tag } = request.body
+    const { outcome, plant } = await store.create({ id, name, tag })
+    if (outcome === 'conflict') {
+      throw new HttpError(409, `A different plant already has id ${id}; it was left as it was.`)
+    }
+    return plant
+  })
+
+  fastify.get('/plants/:id', {
+    schema: {
+      summary: 'Read a plant',
+      operationId: 'getPlant',
+      params: PlantParams,
+      response: { 200: ref(Plant), 400: error, 401: error, 404: error, 429: error, 503: error }
+    }
+  }, async (request) => {
+    const plant = await store.get(request.params.id)
+    if (plant === undefined) throw new HttpError(404, `No plant has id ${request.params.id}.`)
+    return plant
+  })
+}
+
+export default plants

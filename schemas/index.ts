@@ -1,0 +1,15 @@
+import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { ErrorBody } from './error.js'
+import { NewPlant, Plant } from './plant.js'
+
+export * from './error.js'
+export * from './plant.js'
+
+/** The named schemas, registered with `addSchema` so routes and the OpenAPI document share them. */
+export const sharedSchemas = [Plant, NewPlant, ErrorBody]
+
+/** A `$ref` to a shared schema that keeps the referenced schema's static type. */
+export function ref<T extends TSchema> (schema: T): TUnsafe<Static<T>> {
+  if (schema.$id === undefined) throw new Error('ref() needs a schema with an $id')
+  return Type.Unsafe<Static<T>>(Type.Ref(schema.$id))
+}

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import type { ErrorObject } from 'ajv'
+import envSchema from 'env-schema'
+
+function oneOf<T extends string> (values: readonly T[], description: string) {
+  return Type.Unsafe<T>({ type: 'string', enum: values, description })
+}
+
+// Each description says what the variable accepts: it is the start-up error's text.
+export const Environment = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'a TCP port, an integer from 0 to 65535' }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'a bind address such as 127.0.0.1 or 0.0.0.0' }),
+  API_TOKENS: Type.Optional(Type.String({ description: 'comma-separated bearer tokens' })),
+  API_TOKENS_FILE: Type.Optional(Type.String({ minLength: 1, description: 'the path of a file with one token per line' })),
+  DATABASE_URL: Type.String({
+    pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+    default: 'sqlite:./data/plants.db',
+    description: 'sqlite:<path>, sqlite::memory:, postgres://… or postgresql://…'
+  }),
+  SQLITE_SYNCHRONOUS: oneOf(['normal', 'full'] as const, 'normal or full'),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'an integer from 1 to 1000' }),
+  DATABASE_TIMEOUT: Type.Integer({ minimum: 100, maximum: 600000, default: 5000, description: 'milliseconds, an integer from 100 to 600000' }),
+  BODY_LIMIT: Type.Integer({ minimum: 1, default: 1048576, description: 'a positive integer, in bytes' }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+    'one of fatal, error, warn, info, debug, trace, silent'),
+  NODE_ENV: Type.Optional(Type.String())
+})
+
+export type Environment = Static<typeof Environment>
+
+export interface Config {
+  port: number
+  host: string
+  /** Accepted bearer tokens: API_TOKENS and API_TOKENS_FILE together. */
+  tokens: string[]
+  /** Set when no token was configured and one was made for this run. */
+  generatedToken?: string
+  databaseUrl: string
+  sqliteSynchronous: 'normal' | 'full'
+  /** PostgreSQL: connections in the pool. */
+  databasePoolSize: number
+  /** Longest wait for the store (connect, lock or statement) before a 503, in ms. */
+  databaseTimeout: number
+  bodyLimit: number
+  logLevel: Environment['LOG_LEVEL']
+}
+
+/** A configuration problem, with a one-line message that names the variable. */
+export class ConfigError extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+const DEFAULTS: Record<string, string> = { SQLITE_SYNCHRONOUS: 'normal', LOG_LEVEL: 'info' }
+
+function explain (errors: ErrorObject[], env: Record<string, string | undefined>): string {
+  const names = new Set(errors.map((e) => e.instancePath.slice(1)).filter((name) => name !== ''))
+  return [...names].map((name) => {
+    const schema = (Environment.properties as Record<string, TSchema>)[name]
+    return `${name}=${JSON.stringify(env[name])} is not valid: expected ${schema.description}`
+  }).join('; ')
+}
+
+function readTokens (env: Environment): string[] {
+  const fromList = (env.API_TOKENS ?? '').split(',')
+  let fromFile: string[] = []
+  if (env.API_TOKENS_FILE !== undefined) {
+    try {
+      fromFile = readFileSync(env.API_TOKENS_FILE, 'utf8').split(/\r?\n/)
+    } catch (error) {
+      throw new ConfigError(`API_TOKENS_FILE=${JSON.stringify(env.API_TOKENS_FILE)} cannot be read: ${(error as NodeJS.ErrnoException).code}`)
+    }
+  }
+  return [...new Set([...fromList, ...fromFile].map((token) => token.trim()).filter((token) => token !== ''))]
+}
+
+/** Reads and checks the environment once, at start. Throws ConfigError. */
+export function loadConfig (env: Record<string, string | undefined> = process.env): Config {
+  // Empty variables count as unset, so `PORT=` in a compose file means the default.
+  const data = Object.fromEntries(Object.entries({ ...DEFAULTS, ...env }).filter(([, value]) => value !== ''))
+  let parsed: Environment
+  try {
+    parsed = envSchema<Environment>({ schema: structuredClone(Environment), data, env: false })
+  } catch (error) {
+    throw new ConfigError(explain((error as { errors: ErrorObject[] }).errors, env))
+  }
+
+  const tokens = readTokens(parsed)
+  let generatedToken: string | undefined
+  if (tokens.length === 0) {
+    if (parsed.NODE_ENV === 'production') {
+      throw new ConfigError('API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV=production')
+    }
+    generatedToken = randomBytes(24).toString('base64url')
+    tokens.push(generatedToken)
+  }
+
+  return {
+    port: parsed.PORT,
+    host: parsed.HOST,
+    tokens,
+    generatedToken,
+    databaseUrl: parsed.DATABASE_URL,
+    sqliteSynchronous: parsed.SQLITE_SYNCHRONOUS,
+    databasePoolSize: parsed.DATABASE_POOL_SIZE,
+    databaseTimeout: parsed.DATABASE_TIMEOUT,
+    bodyLimit: parsed.BODY_LIMIT,
+    logLevel: parsed.LOG_LEVEL
+  }
+}

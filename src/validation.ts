@@ -1,0 +1,87 @@
+import { Ajv, type AnySchema, type ErrorObject, type KeywordDefinition, type Options } from 'ajv'
+import type { DataValidationCxt } from 'ajv/dist/types/index.js'
+import type { FastifySchemaCompiler } from 'fastify'
+import type { SchemaErrorFormatter } from 'fastify/types/schema.js'
+import { STORABLE_TEXT } from '../schemas/plant.js'
+
+export const INT64_MIN = -(2n ** 63n)
+export const INT64_MAX = 2n ** 63n - 1n
+const KEYWORD = 'int64'
+const DECIMAL = /^-?\d+$/
+const NOT_INTEGER = 'must be integer'
+const OUT_OF_RANGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}, written without fraction or exponent`
+
+/** The value as a BigInt, or the reason it is not a signed 64-bit integer. */
+export function readInt64 (value: unknown, fromString: boolean): bigint | string {
+  let int: bigint
+  if (typeof value === 'bigint') {
+    int = value
+  } else if (typeof value === 'number') {
+    if (!Number.isInteger(value)) return NOT_INTEGER
+    if (!Number.isSafeInteger(value)) return OUT_OF_RANGE
+    int = BigInt(value)
+  } else if (fromString && typeof value === 'string' && DECIMAL.test(value)) {
+    int = BigInt(value)
+  } else {
+    return NOT_INTEGER
+  }
+  return int >= INT64_MIN && int <= INT64_MAX ? int : OUT_OF_RANGE
+}
+
+function int64Keyword (fromString: boolean): KeywordDefinition {
+  function validate (this: unknown, _schema: boolean, data: unknown, _parent: unknown, cxt?: DataValidationCxt): boolean {
+    const result = readInt64(data, fromString)
+    if (typeof result === 'string') {
+      validate.errors = [{ keyword: KEYWORD, message: result, params: {} }]
+      return false
+    }
+    // Every accepted id reaches the handler as a BigInt, whatever its size.
+    (cxt as DataValidationCxt).parentData[(cxt as DataValidationCxt).parentDataProperty] = result
+    return true
+  }
+  validate.errors = undefined as Array<Partial<ErrorObject>> | undefined
+  return { keyword: KEYWORD, schemaType: 'boolean', modifying: true, errors: true, validate }
+}
+
+// Ajv's `integer` type rejects BigInt, so the int64 schemas that the OpenAPI
+// document shows as {type: integer, format: int64} are compiled as our keyword.
+function forAjv (schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(forAjv)
+  if (schema === null || typeof schema !== 'object') return schema
+  const entries = Object.entries(schema)
+  const object = Object.fromEntries(entries.map(([key, value]) => [key, forAjv(value)]))
+  if (object.format === 'int64' && object.type === 'integer') {
+    delete object.format
+    delete object.type
+    object[KEYWORD] = true
+  }
+  return object
+}
+
+function createAjv (fromString: boolean, schemas: AnySchema[], options: Options): Ajv {
+  const ajv = new Ajv({ useDefaults: true, removeAdditional: true, allErrors: false, ...options })
+  ajv.addKeyword(int64Keyword(fromString))
+  for (const schema of schemas) ajv.addSchema(forAjv(schema) as AnySchema)
+  return ajv
+}
+
+/**
+ * A Fastify validator compiler that keeps int64 values exact. Bodies are checked
+ * without type coercion; path parameters, being text, are read as decimals.
+ */
+export function int64ValidatorCompiler (schemas: AnySchema[]): FastifySchemaCompiler<AnySchema> {
+  const body = createAjv(false, schemas, { coerceTypes: false })
+  const text = createAjv(true, schemas, { coerceTypes: 'array' })
+  return ({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(forAjv(schema) as AnySchema)
+}
+
+/** Fastify's error text (`body/id must be integer`), with a plain sentence for the storable-text pattern. */
+export const formatValidationErrors: SchemaErrorFormatter = (errors, dataVar) => {
+  const text = errors.map((error) => {
+    const message = error.keyword === 'pattern' && error.params.pattern === STORABLE_TEXT
+      ? 'must not contain U+0000 or an unpaired UTF-16 surrogate'
+      : error.message
+    return `${dataVar}${error.instancePath} ${message}`
+  })
+  return new Error(text.join(', '))
+}
