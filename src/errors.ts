@@ -33,9 +33,9 @@ export function describeError (error: FastifyError, request: FastifyRequest): Er
   if (error instanceof StoreUnavailableError) {
     return { error: 503, message: 'The plant store is unavailable right now; retry in a few seconds.' }
   }
-  // Validation errors and the other 4xx errors Fastify raises name the field and the rule.
-  if (error.validation !== undefined || (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)) {
-    return { error: error.statusCode ?? 400, message: error.message }
+  // Validation errors (Fastify gives them 400) and its other 4xx errors name the field and the rule.
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    return { error: error.statusCode, message: error.message }
   }
   return { error: 500, message: `The service failed to handle this request; report request id ${request.id} if it persists.` }
 }

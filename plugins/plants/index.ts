@@ -43,7 +43,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
 
   // Only JSON is accepted (anything else is a 415), parsed so that int64 ids stay exact.
   fastify.removeAllContentTypeParsers()
-  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_request, body, done) => {
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(new HttpError(400, 'The request body is empty: send a JSON object.'), undefined)
     try {
       done(null, parseJson(body as string))
@@ -53,6 +53,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   })
 
   fastify.post('/plants', {
+    bodyLimit,
     schema: {
       summary: 'Create a plant',
       operationId: 'addPlant',

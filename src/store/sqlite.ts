@@ -44,7 +44,9 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
 
   const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
   const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?')
-  const ping = db.prepare('SELECT 1')
+  // Ready means writable: take the write lock (waiting up to busyTimeout) and let it go.
+  const begin = db.prepare('BEGIN IMMEDIATE')
+  const rollback = db.prepare('ROLLBACK')
 
   function run<T> (work: () => T): T {
     try {
@@ -75,7 +77,10 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     },
 
     async check () {
-      run(() => ping.get())
+      run(() => {
+        begin.run()
+        rollback.run()
+      })
     },
 
     async close () {

@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+
+const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
+
+export interface RunningServer {
+  child: ChildProcess
+  url: string
+  stdout: () => string
+  stderr: () => string
+  exit: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
+}
+
+/**
+ * Starts src/server.ts as its own process, with the TypeScript loader this
+ * test runs under, and resolves once it listens (or rejects if it exits first).
+ */
+export async function startServer (t: Test, env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, [...process.execArgv, SERVER], {
+    env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (chunk) => { out += chunk })
+  child.stderr.on('data', (chunk) => { err += chunk })
+  const exit = once(child, 'exit').then(([code, signal]) => ({ code, signal }))
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const look = (): void => {
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+      if (match !== null) resolve(match[1])
+    }
+    child.stdout.on('data', look)
+    exit.then(({ code }) => reject(new Error(`the server exited with ${code} before listening: ${err}`)), reject)
+  })
+  return { child, url, stdout: () => out, stderr: () => err, exit }
+}
+
+/** Runs the server expecting it not to start. */
+export async function failedStart (env: Record<string, string>): Promise<{ code: number | null, stderr: string }> {
+  const child = spawn(process.execPath, [...process.execArgv, SERVER], {
+    env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', ...env },
+    stdio: ['ignore', 'ignore', 'pipe']
+  })
+  let stderr = ''
+  child.stderr.on('data', (chunk) => { stderr += chunk })
+  const [code] = await once(child, 'exit')
+  return { code, stderr }
+}

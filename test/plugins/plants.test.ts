@@ -1,0 +1,87 @@
+import Fastify from 'fastify'
+import t, { type Test } from 'tap'
+import plants from '../../plugins/plants/index.js'
+import { openSqliteStore } from '../../src/store/sqlite.js'
+import type { PlantStore } from '../../src/store/types.js'
+import { assertError } from '../helpers/build.js'
+
+function json (payload: unknown) {
+  return { method: 'POST' as const, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) }
+}
+
+async function host (t: Test, register: (app: ReturnType<typeof Fastify>, store: PlantStore) => Promise<void>) {
+  const store = openSqliteStore({ path: ':memory:' })
+  const app = Fastify()
+  t.teardown(async () => { await app.close(); await store.close() })
+  await register(app, store)
+  await app.ready()
+  return { app, store }
+}
+
+t.test('alone on a bare Fastify, under a prefix, with no auth', async (t) => {
+  const { app } = await host(t, async (app, store) => {
+    await app.register(plants, { store, prefix: '/v1' })
+  })
+  t.same((await app.inject({ ...json({ id: 1, name: 'Fern' }), url: '/v1/plants' })).json(), { name: 'Fern' })
+  t.same((await app.inject('/v1/plants/1')).json(), { name: 'Fern' })
+  t.equal((await app.inject({ ...json({ id: 1, name: 'Fern' }), url: '/plants' })).statusCode, 404, 'nothing outside the prefix')
+})
+
+t.test('nothing it sets leaks onto the host', async (t) => {
+  const { app } = await host(t, async (app, store) => {
+    await app.register(plants, { store, prefix: '/v1' })
+    app.post('/host', async (request: { body: unknown }) => ({ got: request.body }))
+    app.get('/host/boom', async () => { throw Object.assign(new Error('host failure'), { statusCode: 418 }) })
+  })
+  const text = await app.inject({ method: 'POST', url: '/host', headers: { 'content-type': 'text/plain' }, payload: 'hi' })
+  t.same(text.json(), { got: 'hi' }, "the host keeps Fastify's text/plain parser")
+  const big = await app.inject({ method: 'POST', url: '/host', headers: { 'content-type': 'application/json' }, payload: '{"n":12345678901234567890}' })
+  t.equal(big.body, '{"got":{"n":12345678901234567000}}', "the host keeps Fastify's own JSON parser")
+  const boom = await app.inject('/host/boom')
+  t.same(Object.keys(boom.json()).sort(), ['code', 'error', 'message', 'statusCode'].filter((k) => k in boom.json()).sort())
+  t.equal(boom.json().statusCode, 418, "the host keeps Fastify's error format")
+  t.equal((await app.inject('/nowhere')).json().statusCode, 404, "the host keeps Fastify's 404 format")
+  t.equal(app.getSchemas().Plant, undefined, 'the shared schemas stay in the plugin scope')
+})
+
+t.test('its own errors have the Error body, on its own routes', async (t) => {
+  const { app } = await host(t, async (app, store) => { await app.register(plants, { store }) })
+  assertError(t, await app.inject({ ...json({ id: '1', name: 'x' }), url: '/plants' }), 400, /^body\/id must be integer$/)
+  assertError(t, await app.inject('/plants/x'), 400)
+  assertError(t, await app.inject('/plants/9'), 404)
+})
+
+t.test('registered twice: two prefixes, two stores', async (t) => {
+  const other = openSqliteStore({ path: ':memory:' })
+  t.teardown(() => other.close())
+  const { app } = await host(t, async (app, store) => {
+    await app.register(plants, { store, prefix: '/a' })
+    await app.register(plants, { store: other, prefix: '/b' })
+  })
+  await app.inject({ ...json({ id: 1, name: 'in a' }), url: '/a/plants' })
+  await app.inject({ ...json({ id: 1, name: 'in b' }), url: '/b/plants' })
+  t.same((await app.inject('/a/plants/1')).json(), { name: 'in a' })
+  t.same((await app.inject('/b/plants/1')).json(), { name: 'in b' })
+})
+
+t.test('bodyLimit option', async (t) => {
+  const { app } = await host(t, async (app, store) => { await app.register(plants, { store, bodyLimit: 40 }) })
+  assertError(t, await app.inject({ ...json({ id: 1, name: 'x'.repeat(50) }), url: '/plants' }), 413, /40 bytes/)
+})
+
+t.test('a store failure is a 500 that carries no internals', async (t) => {
+  const { app, store } = await host(t, async (app, store) => { await app.register(plants, { store }) })
+  await store.close()
+  for (const res of [await app.inject('/plants/1'), await app.inject({ ...json({ id: 1, name: 'x' }), url: '/plants' })]) {
+    assertError(t, res, 500, /request id/)
+    t.notMatch(res.body, /database|sqlite|SELECT|INSERT|\/|at /i)
+  }
+})
+
+t.test('options are checked at registration', async (t) => {
+  const bad: unknown[] = [{}, { store: null }, { store: { create () {} } }, { store: openSqliteStore({ path: ':memory:' }), bodyLimit: 0 }]
+  for (const options of bad) {
+    const app = Fastify()
+    await t.rejects(async () => { await app.register(plants, options as never).ready() }, /plants: options\./)
+  }
+})

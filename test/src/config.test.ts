@@ -1,0 +1,82 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { ConfigError, loadConfig } from '../../src/config.js'
+
+t.test('defaults', async (t) => {
+  const config = loadConfig({ API_TOKENS: 'a' })
+  t.same({ ...config, generatedToken: undefined }, {
+    port: 3000,
+    host: '127.0.0.1',
+    tokens: ['a'],
+    generatedToken: undefined,
+    databaseUrl: 'sqlite:./data/plants.db',
+    sqliteSynchronous: 'normal',
+    databasePoolSize: 10,
+    databaseTimeout: 5000,
+    bodyLimit: 1048576,
+    logLevel: 'info'
+  })
+})
+
+t.test('every variable is read', async (t) => {
+  const config = loadConfig({
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    API_TOKENS: 'a',
+    DATABASE_URL: 'postgresql://u@h/db',
+    SQLITE_SYNCHRONOUS: 'full',
+    DATABASE_POOL_SIZE: '25',
+    DATABASE_TIMEOUT: '1500',
+    BODY_LIMIT: '2048',
+    LOG_LEVEL: 'warn'
+  })
+  t.match(config, {
+    port: 8080,
+    host: '0.0.0.0',
+    databaseUrl: 'postgresql://u@h/db',
+    sqliteSynchronous: 'full',
+    databasePoolSize: 25,
+    databaseTimeout: 1500,
+    bodyLimit: 2048,
+    logLevel: 'warn'
+  })
+  t.equal(loadConfig({ API_TOKENS: 'a', PORT: '' }).port, 3000, 'an empty variable means the default')
+})
+
+t.test('tokens from API_TOKENS and API_TOKENS_FILE together', async (t) => {
+  const file = join(t.testdir(), 'tokens')
+  writeFileSync(file, 'from-file-1\n\n  from-file-2  \r\nshared\n')
+  const config = loadConfig({ API_TOKENS: ' one , two,,shared', API_TOKENS_FILE: file })
+  t.same(config.tokens, ['one', 'two', 'shared', 'from-file-1', 'from-file-2'])
+  t.equal(config.generatedToken, undefined)
+  t.throws(() => loadConfig({ API_TOKENS_FILE: join(t.testdir(), 'missing') }),
+    new ConfigError(`API_TOKENS_FILE=${JSON.stringify(join(t.testdir(), 'missing'))} cannot be read: ENOENT`))
+})
+
+t.test('no token: one is generated, except in production', async (t) => {
+  const config = loadConfig({})
+  t.match(config.generatedToken, /^[A-Za-z0-9_-]{32}$/)
+  t.same(config.tokens, [config.generatedToken])
+  t.not(loadConfig({}).generatedToken, config.generatedToken, 'a new one each start')
+  t.throws(() => loadConfig({ NODE_ENV: 'production' }), /API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV=production/)
+  t.throws(() => loadConfig({ NODE_ENV: 'production', API_TOKENS: ' , ' }), ConfigError)
+})
+
+t.test('a bad value names the variable and what it accepts, in one line', async (t) => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'abc' }, 'PORT="abc" is not valid: expected a TCP port, an integer from 0 to 65535'],
+    [{ PORT: '70000' }, 'PORT="70000" is not valid: expected a TCP port, an integer from 0 to 65535'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL="mysql://x" is not valid: expected sqlite:<path>, sqlite::memory:, postgres://… or postgresql://…'],
+    [{ SQLITE_SYNCHRONOUS: 'off' }, 'SQLITE_SYNCHRONOUS="off" is not valid: expected normal or full'],
+    [{ BODY_LIMIT: '0' }, 'BODY_LIMIT="0" is not valid: expected a positive integer, in bytes'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud" is not valid: expected one of fatal, error, warn, info, debug, trace, silent'],
+    [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE="0" is not valid: expected an integer from 1 to 1000'],
+    [{ DATABASE_TIMEOUT: '5s' }, 'DATABASE_TIMEOUT="5s" is not valid: expected milliseconds, an integer from 100 to 600000']
+  ]
+  for (const [env, message] of cases) {
+    t.throws(() => loadConfig({ API_TOKENS: 'a', ...env }), new ConfigError(message), message)
+  }
+  const both = t.throws(() => loadConfig({ API_TOKENS: 'a', PORT: 'x', BODY_LIMIT: 'y' })) as Error
+  t.notMatch(both.message, /\n/, 'one line')
+})

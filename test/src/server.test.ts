@@ -1,0 +1,44 @@
+import { join } from 'node:path'
+import t from 'tap'
+import { failedStart, startServer } from '../helpers/server.js'
+
+t.test('a fresh start: prints a token, creates and reads a plant over HTTP, stops on SIGTERM', async (t) => {
+  const dir = t.testdir()
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${join(dir, 'data', 'plants.db')}` })
+  const token = /plant-store:\s+(\S+)\s*$/.exec(server.stderr())?.[1] as string
+  t.match(server.stderr(), /WARNING: no API_TOKENS or API_TOKENS_FILE set/)
+  t.match(token, /^[A-Za-z0-9_-]{32}$/)
+
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+  const created = await fetch(`${server.url}/plants`, { method: 'POST', headers: auth, body: '{"id":9223372036854775807,"name":"Palm","tag":"tree"}' })
+  t.equal(created.status, 200)
+  t.same(await created.json(), { name: 'Palm', tag: 'tree' })
+  const read = await fetch(`${server.url}/plants/9223372036854775807`, { headers: auth })
+  t.same(await read.json(), { name: 'Palm', tag: 'tree' })
+  const anonymous = await fetch(`${server.url}/plants/1`)
+  t.equal(anonymous.status, 401)
+  t.equal(anonymous.headers.get('www-authenticate'), 'Bearer realm="plant-store"')
+  t.notMatch(server.stdout(), token, 'the token never reaches the log')
+
+  server.child.kill('SIGTERM')
+  t.same(await server.exit, { code: 0, signal: null })
+})
+
+t.test('a bad variable stops the start with one line and exit code 1', async (t) => {
+  const { code, stderr } = await failedStart({ API_TOKENS: 'a', PORT: 'eighty' })
+  t.equal(code, 1)
+  t.equal(stderr, 'plant-store: PORT="eighty" is not valid: expected a TCP port, an integer from 0 to 65535\n')
+})
+
+t.test('production without tokens does not start', async (t) => {
+  const { code, stderr } = await failedStart({ NODE_ENV: 'production' })
+  t.equal(code, 1)
+  t.match(stderr, /^plant-store: API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV=production\n$/)
+})
+
+t.test('a store that cannot open stops the start with exit code 1', async (t) => {
+  const file = join(t.testdir({ 'not-a-dir': 'x' }), 'not-a-dir')
+  const { code, stderr } = await failedStart({ API_TOKENS: 'a', DATABASE_URL: `sqlite:${file}/plants.db` })
+  t.equal(code, 1)
+  t.match(stderr, /^plant-store: cannot start: /)
+})
