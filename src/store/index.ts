@@ -1,14 +1,19 @@
 import type { Config } from '../config.js'
+import type { StoreLogger } from './postgres.js'
 import { openSqliteStore } from './sqlite.js'
 import type { PlantStore } from './types.js'
 
 export * from './types.js'
 export { openSqliteStore } from './sqlite.js'
+export type { StoreLogger } from './postgres.js'
 
 export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'>
 
-/** Opens the store that DATABASE_URL names: `sqlite:<path>`, `sqlite::memory:`, or `postgres://…`. */
-export async function openStore (config: StoreConfig): Promise<PlantStore> {
+/**
+ * Opens the store that DATABASE_URL names: `sqlite:<path>`, `sqlite::memory:`, or `postgres://…`.
+ * `log` hears about store outages (PostgreSQL): once when the store turns unavailable, once when it is back.
+ */
+export async function openStore (config: StoreConfig, log?: StoreLogger): Promise<PlantStore> {
   const { databaseUrl } = config
   if (databaseUrl.startsWith('sqlite:')) {
     return openSqliteStore({
@@ -17,5 +22,10 @@ export async function openStore (config: StoreConfig): Promise<PlantStore> {
       busyTimeout: config.databaseTimeout
     })
   }
-  throw new Error(`DATABASE_URL: no store for ${databaseUrl.split(':')[0]}`)
+  /* c8 ignore start - the rest runs only when PostgreSQL is configured (PLANT_STORE_TEST_PG_URL in the tests) */
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error(`DATABASE_URL: no store for ${databaseUrl.split(':')[0]}`)
+  // Loaded on demand: a SQLite deployment never loads pg.
+  const { openPostgresStore } = await import('./postgres.js')
+  return openPostgresStore({ url: databaseUrl, poolSize: config.databasePoolSize, timeout: config.databaseTimeout, log })
 }
+/* c8 ignore stop */
