@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import { groupCommit, type Waiter } from './group-commit.js'
 import { samePlant, StoreUnavailableError, toPlant, type CreateResult, type PlantRecord, type PlantStore } from './types.js'
 
 export interface SqliteStoreOptions {
@@ -21,6 +22,11 @@ const MIGRATIONS = [
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/
 
 interface Row { name: string, tag: string | null }
+
+function unavailable (error: unknown): StoreUnavailableError | undefined {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && UNAVAILABLE.test(code) ? new StoreUnavailableError(code, { cause: error }) : undefined
+}
 
 function migrate (db: Database.Database): void {
   // IMMEDIATE takes the write lock first, so instances starting together migrate one at a time.
@@ -52,23 +58,53 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     try {
       return work()
     } catch (error) {
-      const code = (error as { code?: unknown }).code
-      if (typeof code === 'string' && UNAVAILABLE.test(code)) throw new StoreUnavailableError(code, { cause: error })
-      throw error
+      throw unavailable(error) ?? error
     }
   }
 
+  // The primary key decides: the insert either takes the id or leaves the row that holds it.
+  function createOne (plant: PlantRecord): CreateResult {
+    if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
+      return { outcome: 'created', plant: toPlant(plant.name, plant.tag) }
+    }
+    const row = select.get(plant.id) as Row
+    const stored = toPlant(row.name, row.tag)
+    return { outcome: samePlant(stored, plant) ? 'replayed' : 'conflict', plant: stored }
+  }
+
+  // One transaction for a whole batch: one commit (one fsync with synchronous=full)
+  // instead of one per request. A row that fails on its own fails only its
+  // statement, so the rest of the batch commits; an unavailable store fails all.
+  const commitBatch = db.transaction((batch: Array<Waiter<PlantRecord, CreateResult>>) =>
+    batch.map(({ item }): CreateResult | Error => {
+      try {
+        return createOne(item)
+      } catch (error) {
+        if (unavailable(error) !== undefined) throw error
+        return error as Error
+      }
+    }))
+
+  const writes = groupCommit<PlantRecord, CreateResult>({
+    maxBatch: 1000,
+    // better-sqlite3 is synchronous: one batch at a time, the next gathers meanwhile.
+    maxInFlight: 1,
+    async commit (batch) {
+      let results: Array<CreateResult | Error>
+      try {
+        results = commitBatch.immediate(batch)
+      } catch (error) {
+        for (const waiter of batch) waiter.reject(unavailable(error) ?? error)
+        return
+      }
+      // Only now, after the commit, does any request hear its outcome.
+      results.forEach((result, i) => result instanceof Error ? batch[i].reject(result) : batch[i].resolve(result))
+    }
+  })
+
   return {
-    async create (plant: PlantRecord): Promise<CreateResult> {
-      return run(() => {
-        // The primary key decides: the insert either takes the id or leaves the row that holds it.
-        if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-          return { outcome: 'created', plant: toPlant(plant.name, plant.tag) }
-        }
-        const row = select.get(plant.id) as Row
-        const stored = toPlant(row.name, row.tag)
-        return { outcome: samePlant(stored, plant) ? 'replayed' : 'conflict', plant: stored }
-      })
+    create (plant: PlantRecord): Promise<CreateResult> {
+      return writes.add(plant)
     },
 
     async get (id: bigint) {
@@ -84,6 +120,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     },
 
     async close () {
+      await writes.drain()
       if (db.open) db.close()
     }
   }

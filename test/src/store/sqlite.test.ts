@@ -63,3 +63,72 @@ t.test('other failures are not disguised as unavailability', async (t) => {
   t.type(error, TypeError)
   t.notOk(error instanceof StoreUnavailableError)
 })
+
+t.test('one batch: new ids, replays, conflicts, duplicates of one id, and a row that fails alone', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const store = openSqliteStore({ path })
+  t.teardown(() => store.close())
+  await store.create({ id: 1n, name: 'old', tag: 't' })
+
+  // All created in one turn of the event loop: one batch, one transaction.
+  const results = await Promise.allSettled([
+    store.create({ id: 1n, name: 'old', tag: 't' }),
+    store.create({ id: 1n, name: 'old' }),
+    store.create({ id: 2n, name: 'new' }),
+    store.create({ id: 3n, name: Buffer.from('not text') as unknown as string }),
+    store.create({ id: 4n, name: 'first' }),
+    store.create({ id: 4n, name: 'first' }),
+    store.create({ id: 4n, name: 'second' }),
+    store.create({ id: -9223372036854775808n, name: 'min' })
+  ])
+  const outcome = (r: PromiseSettledResult<{ outcome: string }>) => r.status === 'fulfilled' ? r.value.outcome : 'rejected'
+  t.same(results.map(outcome), ['replayed', 'conflict', 'created', 'rejected', 'created', 'replayed', 'conflict', 'created'])
+  t.match((results[3] as PromiseRejectedResult).reason, { code: 'SQLITE_CONSTRAINT_DATATYPE' })
+  t.notOk((results[3] as PromiseRejectedResult).reason instanceof StoreUnavailableError)
+
+  const other = new Database(path, { readonly: true })
+  t.teardown(() => other.close())
+  const ids = other.prepare('SELECT id, name, tag FROM plants ORDER BY id').safeIntegers(true).all()
+  t.same(ids, [
+    { id: -9223372036854775808n, name: 'min', tag: null },
+    { id: 1n, name: 'old', tag: 't' },
+    { id: 2n, name: 'new', tag: null },
+    { id: 4n, name: 'first', tag: null }
+  ], 'the failed row alone is missing')
+})
+
+t.test('no create resolves before its row is committed', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const store = openSqliteStore({ path })
+  t.teardown(() => store.close())
+  const other = new Database(path, { readonly: true })
+  t.teardown(() => other.close())
+  const seen = other.prepare<[bigint], { name: string }>('SELECT name FROM plants WHERE id = ?')
+  await Promise.all(Array.from({ length: 300 }, (_, i) => store.create({ id: BigInt(i), name: `p${i}` }).then(() => {
+    t.equal(seen.get(BigInt(i))?.name, `p${i}`)
+  })))
+})
+
+t.test('an unavailable store fails the whole batch with StoreUnavailableError', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const store = openSqliteStore({ path, busyTimeout: 20 })
+  t.teardown(() => store.close())
+  const other = new Database(path)
+  other.exec('BEGIN IMMEDIATE')
+  const results = await Promise.allSettled([store.create({ id: 1n, name: 'a' }), store.create({ id: 2n, name: 'b' })])
+  t.same(results.map((r) => r.status), ['rejected', 'rejected'])
+  for (const r of results) t.type((r as PromiseRejectedResult).reason, StoreUnavailableError)
+  other.exec('ROLLBACK')
+  other.close()
+})
+
+t.test('close() waits for the pending batch', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const store = openSqliteStore({ path })
+  const pending = Promise.all([store.create({ id: 1n, name: 'a' }), store.create({ id: 2n, name: 'b' })])
+  await store.close()
+  t.same((await pending).map((r) => r.outcome), ['created', 'created'])
+  const reopened = openSqliteStore({ path })
+  t.same(await reopened.get(2n), { name: 'b' })
+  await reopened.close()
+})
