@@ -13,16 +13,16 @@ export const STORABLE_TEXT = '^[^\\u0000\\uD800-\\uDFFF]*$'
 export const Int64 = Type.Unsafe<bigint>({ type: 'integer', format: 'int64' })
 
 export const Plant = Type.Object({
-  name: Type.String({ description: 'The name of the plant' }),
-  tag: Type.Optional(Type.String({ description: 'A tag that specifies the type of the plant' }))
+  name: Type.String({ description: 'The name of the plant', examples: ['Monstera'] }),
+  tag: Type.Optional(Type.String({ description: 'A tag that specifies the type of the plant', examples: ['climber'] }))
 }, { $id: 'Plant', additionalProperties: false })
 
 export type Plant = Static<typeof Plant>
 
 export const NewPlant = Type.Object({
-  id: Type.Unsafe<bigint>({ ...Int64, description: 'Identification number of the plant' }),
-  name: Type.String({ pattern: STORABLE_TEXT, description: 'The name of the plant' }),
-  tag: Type.Optional(Type.String({ pattern: STORABLE_TEXT, description: 'A tag that specifies the type of the plant' }))
+  id: Type.Unsafe<bigint>({ ...Int64, description: 'Identification number of the plant', examples: [10] }),
+  name: Type.String({ pattern: STORABLE_TEXT, description: 'The name of the plant', examples: ['Monstera'] }),
+  tag: Type.Optional(Type.String({ pattern: STORABLE_TEXT, description: 'A tag that specifies the type of the plant', examples: ['climber'] }))
 }, { $id: 'NewPlant', description: 'A Plant with the identification number the client chooses' })
 
 export type NewPlant = Static<typeof NewPlant>

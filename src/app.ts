@@ -1,29 +1,53 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import auth from '../plugins/auth.js'
+import docs from '../plugins/docs.js'
 import health from '../plugins/health.js'
+import loadShedding from '../plugins/load-shedding.js'
 import plants from '../plugins/plants/index.js'
+import rateLimit from '../plugins/rate-limit.js'
+import { sharedSchemas } from '../schemas/index.js'
 import type { Config } from './config.js'
 import { sendError, sendNotFound } from './errors.js'
-import { serverOptions } from './server-options.js'
-import { openStore, type StoreConfig } from './store/index.js'
+import { echoRequestId } from './request-id.js'
+import { serverOptions, type LogStream, type ServerConfig } from './server-options.js'
+import { openStore, type PlantStore, type StoreConfig } from './store/index.js'
 
-export type AppConfig = StoreConfig & Pick<Config, 'tokens' | 'bodyLimit' | 'logLevel'>
+export type AppConfig = StoreConfig & ServerConfig &
+  Pick<Config, 'tokens' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay'>
+
+export interface AppOptions {
+  /** Where the JSON log lines go (a test captures them); standard output when absent. */
+  logStream?: LogStream
+  /** A store to use instead of the one DATABASE_URL names (the bench's baseline); the app closes it. */
+  store?: PlantStore
+}
 
 /** Builds the whole service from a config. It listens on nothing: see server.ts. */
-export async function buildApp (config: AppConfig): Promise<FastifyInstance> {
-  const store = await openStore(config)
-  const app = Fastify(serverOptions(config))
-  app.addHook('onClose', () => store.close())
+export async function buildApp (config: AppConfig, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions(config, options.logStream))
+  const store = options.store ?? await openStore(config, app.log)
+  app.addHook('onClose', async () => {
+    await store.close()
+    app.log.info('store closed')
+  })
 
   app.setErrorHandler(sendError)
   app.setNotFoundHandler(sendNotFound)
+  app.addHook('onRequest', echoRequestId)
 
-  // Public: probes for load balancers and orchestrators.
+  // At the root, so that the OpenAPI document names them as its components.
+  for (const schema of sharedSchemas) app.addSchema(schema)
+
+  // Public: the API's description (before every route, so it sees them all) and probes.
+  await app.register(docs)
   app.register(health, { store })
 
-  // The API: every route in this scope needs a bearer token.
+  // The API: every route in this scope needs a bearer token. Overload is shed
+  // first, before any work; the rate limit counts per token, so after auth.
   app.register(async function api (scope) {
+    await scope.register(loadShedding, { maxEventLoopDelay: config.maxEventLoopDelay })
     await scope.register(auth, { tokens: config.tokens })
+    await scope.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow })
     await scope.register(plants, { store })
   })
 

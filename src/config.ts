@@ -23,6 +23,12 @@ export const Environment = Type.Object({
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'an integer from 1 to 1000' }),
   DATABASE_TIMEOUT: Type.Integer({ minimum: 100, maximum: 600000, default: 5000, description: 'milliseconds, an integer from 100 to 600000' }),
   BODY_LIMIT: Type.Integer({ minimum: 1, default: 1048576, description: 'a positive integer, in bytes' }),
+  REQUEST_TIMEOUT: Type.Integer({ minimum: 100, maximum: 3600000, default: 30000, description: 'milliseconds, an integer from 100 to 3600000' }),
+  HEADERS_TIMEOUT: Type.Integer({ minimum: 100, maximum: 3600000, default: 10000, description: 'milliseconds, an integer from 100 to 3600000, at most REQUEST_TIMEOUT' }),
+  KEEP_ALIVE_TIMEOUT: Type.Integer({ minimum: 100, maximum: 3600000, default: 72000, description: 'milliseconds, an integer from 100 to 3600000' }),
+  RATE_LIMIT_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000000, description: 'an integer from 1 to 1000000000 (unset: no rate limit)' })),
+  RATE_LIMIT_WINDOW: Type.Integer({ minimum: 1000, maximum: 86400000, default: 60000, description: 'milliseconds, an integer from 1000 to 86400000' }),
+  MAX_EVENT_LOOP_DELAY: Type.Integer({ minimum: 0, maximum: 60000, default: 1000, description: 'milliseconds, an integer from 0 (no load shedding) to 60000' }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
     'one of fatal, error, warn, info, debug, trace, silent'),
   NODE_ENV: Type.Optional(Type.String())
@@ -44,6 +50,18 @@ export interface Config {
   /** Longest wait for the store (connect, lock or statement) before a 503, in ms. */
   databaseTimeout: number
   bodyLimit: number
+  /** Longest time for a whole request (headers and body) to arrive, in ms; then a 408. */
+  requestTimeout: number
+  /** Longest time for the request headers to arrive, in ms; then a 408. */
+  headersTimeout: number
+  /** How long an idle keep-alive connection stays open, in ms. */
+  keepAliveTimeout: number
+  /** Requests per token and window; undefined: no rate limit. */
+  rateLimitMax?: number
+  /** The rate limit's window, in ms. */
+  rateLimitWindow: number
+  /** Mean event loop delay, in ms, above which API requests are shed with a 503; 0: never. */
+  maxEventLoopDelay: number
   logLevel: Environment['LOG_LEVEL']
 }
 
@@ -89,6 +107,11 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     throw new ConfigError(explain((error as { errors: ErrorObject[] }).errors, env))
   }
 
+  // Node refuses to start a server whose headers may take longer than the whole request.
+  if (parsed.HEADERS_TIMEOUT > parsed.REQUEST_TIMEOUT) {
+    throw new ConfigError(`HEADERS_TIMEOUT=${parsed.HEADERS_TIMEOUT} is not valid: expected at most REQUEST_TIMEOUT (${parsed.REQUEST_TIMEOUT})`)
+  }
+
   const tokens = readTokens(parsed)
   let generatedToken: string | undefined
   if (tokens.length === 0) {
@@ -109,6 +132,12 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     databasePoolSize: parsed.DATABASE_POOL_SIZE,
     databaseTimeout: parsed.DATABASE_TIMEOUT,
     bodyLimit: parsed.BODY_LIMIT,
+    requestTimeout: parsed.REQUEST_TIMEOUT,
+    headersTimeout: parsed.HEADERS_TIMEOUT,
+    keepAliveTimeout: parsed.KEEP_ALIVE_TIMEOUT,
+    rateLimitMax: parsed.RATE_LIMIT_MAX,
+    rateLimitWindow: parsed.RATE_LIMIT_WINDOW,
+    maxEventLoopDelay: parsed.MAX_EVENT_LOOP_DELAY,
     logLevel: parsed.LOG_LEVEL
   }
 }

@@ -42,12 +42,27 @@ export function describeError (error: FastifyError, request: FastifyRequest): Er
 
 export function sendError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const body = describeError(error, request)
-  if (body.error >= 500) {
+  // A deliberate answer is not a failure of the service, and a store outage is
+  // logged once by the store, with its cause, rather than once per request.
+  if (body.error >= 500 && !(error instanceof HttpError) && !(error instanceof StoreUnavailableError)) {
     // Details (driver messages, SQL, stacks) go to the log only, next to the request id.
     request.log.error({ err: error }, STATUS_CODES[body.error])
   } else {
-    request.log.info({ statusCode: body.error, reason: body.message }, 'request rejected')
+    // A deliberate answer: the request's own log line already has its status.
+    request.log.debug({ statusCode: body.error, reason: body.message }, 'request rejected')
   }
+  return reply.code(body.error).send(body)
+}
+
+/**
+ * Fastify's frameworkErrors handler. These errors (a malformed URL, a path
+ * parameter too long) are raised before routing, so no hook runs: the request
+ * id header and the request's one log line are written here.
+ */
+export function sendFrameworkError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const body = describeError(error, request)
+  reply.header('x-request-id', request.id)
+  request.log.info({ req: request, res: { statusCode: body.error }, reason: body.message }, 'request rejected')
   return reply.code(body.error).send(body)
 }
 

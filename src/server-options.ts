@@ -1,8 +1,10 @@
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES, type Server } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyServerOptions } from 'fastify'
+import type { FastifyHttpOptions } from 'fastify'
 import type { Config } from './config.js'
-import { sendError } from './errors.js'
+import { sendFrameworkError } from './errors.js'
+import { requestId } from './request-id.js'
+import { RequestLog } from './request-log.js'
 
 // Errors Node's HTTP parser meets before Fastify sees a request (a bad
 // Content-Length, a broken request line): answered with the Error body too.
@@ -21,13 +23,30 @@ function clientErrorHandler (error: NodeJS.ErrnoException, socket: Socket): void
   socket.destroy(error)
 }
 
-/** The Fastify server options, shared by the server process and the tests. */
-export function serverOptions (config: Pick<Config, 'bodyLimit' | 'logLevel'>): FastifyServerOptions {
+/** Where log lines go: each call writes one JSON line (a pino destination). */
+export interface LogStream {
+  write (line: string): void
+}
+
+export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout'>
+
+/**
+ * The Fastify server options, shared by the server process and the tests.
+ * `logStream` is where the JSON log lines go: standard output when absent.
+ */
+export function serverOptions (config: ServerConfig, logStream?: LogStream): FastifyHttpOptions<Server> {
   return {
-    logger: { level: config.logLevel },
+    logger: { level: config.logLevel, stream: logStream },
+    logController: new RequestLog(),
+    genReqId: requestId,
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { coerceTypes: false } },
-    frameworkErrors: sendError,
-    clientErrorHandler
+    frameworkErrors: sendFrameworkError,
+    clientErrorHandler,
+    // A client that sends its request slowly, or idles, cannot hold a connection:
+    // Node checks the timeouts of every open connection each second.
+    requestTimeout: config.requestTimeout,
+    keepAliveTimeout: config.keepAliveTimeout,
+    http: { headersTimeout: config.headersTimeout, requestTimeout: config.requestTimeout, connectionsCheckingInterval: 1000 }
   }
 }

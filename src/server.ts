@@ -1,6 +1,15 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import type { LogStream } from './server-options.js'
+
+// JSON lines for a log collector; readable lines for a person at a terminal.
+async function logStream (): Promise<LogStream | undefined> {
+  if (process.stdout.isTTY !== true) return undefined
+  const { default: pretty } = await import('pino-pretty')
+  // Synchronous, so that the last lines are written before process.exit.
+  return pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname' })
+}
 
 async function main (): Promise<void> {
   const config = loadConfig(process.env)
@@ -9,7 +18,7 @@ async function main (): Promise<void> {
       `plant-store:   ${config.generatedToken}\n`)
   }
 
-  const app = await buildApp(config)
+  const app = await buildApp(config, { logStream: await logStream() })
 
   // On SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the
   // store; a second signal, or the delay running out, exits at once.
@@ -17,7 +26,11 @@ async function main (): Promise<void> {
     /* c8 ignore next -- an uncaught error cannot be provoked in the process from a test */
     if (err !== undefined) app.log.error({ err }, 'shutting down after an uncaught error')
     app.log.info({ signal }, 'shutting down')
+    // A keep-alive connection that was busy when the server stopped accepting turns
+    // idle once its last answer is out: close it then, not after KEEP_ALIVE_TIMEOUT.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100)
     await app.close()
+    clearInterval(sweep)
   })
 
   await app.listen({ port: config.port, host: config.host })

@@ -13,7 +13,21 @@ export interface PlantsOptions {
   bodyLimit?: number
 }
 
-const error = ref(ErrorBody)
+/** An Error response, with what it means on this route (the OpenAPI document shows it). */
+function error (description: string) {
+  return { ...ref(ErrorBody), description }
+}
+
+function plantResponse (description: string) {
+  return { ...ref(Plant), description }
+}
+
+// Every plant operation needs a bearer token (the scheme the OpenAPI document declares).
+const security = [{ bearerAuth: [] }]
+const tags = ['plants']
+const unauthorized = error('No bearer token, a malformed Authorization header, or a token the service does not accept')
+const tooMany = error('Too many requests with this token: wait as long as the Retry-After header says')
+const unavailable = error('The store cannot be reached, or the service is overloaded: retry shortly (see Retry-After when present)')
 
 function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
   const { store, bodyLimit } = options
@@ -36,7 +50,11 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   const { store, bodyLimit } = checkOptions(options)
   const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
 
-  for (const schema of sharedSchemas) fastify.addSchema(schema)
+  // A host that already holds the shared schemas (the app keeps them at its root,
+  // for the OpenAPI document) lends them; on any other host the plugin brings its own.
+  for (const schema of sharedSchemas) {
+    if (fastify.getSchema(schema.$id as string) === undefined) fastify.addSchema(schema)
+  }
   fastify.setValidatorCompiler(int64ValidatorCompiler(sharedSchemas))
   fastify.setSchemaErrorFormatter(formatValidationErrors)
   fastify.setErrorHandler(sendError)
@@ -56,9 +74,21 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
     bodyLimit,
     schema: {
       summary: 'Create a plant',
+      description: 'Adds the plant under the id the client chose. A retry with the same content answers 200 again.',
       operationId: 'addPlant',
+      tags,
+      security,
       body: ref(NewPlant),
-      response: { 200: ref(Plant), 400: error, 401: error, 409: error, 413: error, 415: error, 429: error, 503: error }
+      response: {
+        200: plantResponse('The plant as stored: created now, or already there with the same content'),
+        400: error('The body is not JSON, or breaks the NewPlant schema; the message names the field and the rule'),
+        401: unauthorized,
+        409: error('A different plant already has this id; it was left as it was'),
+        413: error('The body is larger than the service accepts'),
+        415: error('The body is not application/json'),
+        429: tooMany,
+        503: unavailable
+      }
     }
   }, async (request) => {
     const { id, name, tag } = request.body
@@ -73,8 +103,17 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
     schema: {
       summary: 'Read a plant',
       operationId: 'getPlant',
+      tags,
+      security,
       params: PlantParams,
-      response: { 200: ref(Plant), 400: error, 401: error, 404: error, 429: error, 503: error }
+      response: {
+        200: plantResponse('The plant'),
+        400: error('The id is not a signed 64-bit integer'),
+        401: unauthorized,
+        404: error('No plant has this id'),
+        429: tooMany,
+        503: unavailable
+      }
     }
   }, async (request) => {
     const plant = await store.get(request.params.id)

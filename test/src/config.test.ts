@@ -15,6 +15,12 @@ t.test('defaults', async (t) => {
     databasePoolSize: 10,
     databaseTimeout: 5000,
     bodyLimit: 1048576,
+    requestTimeout: 30000,
+    headersTimeout: 10000,
+    keepAliveTimeout: 72000,
+    rateLimitMax: undefined,
+    rateLimitWindow: 60000,
+    maxEventLoopDelay: 1000,
     logLevel: 'info'
   })
 })
@@ -29,6 +35,12 @@ t.test('every variable is read', async (t) => {
     DATABASE_POOL_SIZE: '25',
     DATABASE_TIMEOUT: '1500',
     BODY_LIMIT: '2048',
+    REQUEST_TIMEOUT: '20000',
+    HEADERS_TIMEOUT: '5000',
+    KEEP_ALIVE_TIMEOUT: '4000',
+    RATE_LIMIT_MAX: '100',
+    RATE_LIMIT_WINDOW: '1000',
+    MAX_EVENT_LOOP_DELAY: '0',
     LOG_LEVEL: 'warn'
   })
   t.match(config, {
@@ -39,6 +51,12 @@ t.test('every variable is read', async (t) => {
     databasePoolSize: 25,
     databaseTimeout: 1500,
     bodyLimit: 2048,
+    requestTimeout: 20000,
+    headersTimeout: 5000,
+    keepAliveTimeout: 4000,
+    rateLimitMax: 100,
+    rateLimitWindow: 1000,
+    maxEventLoopDelay: 0,
     logLevel: 'warn'
   })
   t.equal(loadConfig({ API_TOKENS: 'a', PORT: '' }).port, 3000, 'an empty variable means the default')
@@ -72,7 +90,14 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
     [{ BODY_LIMIT: '0' }, 'BODY_LIMIT="0" is not valid: expected a positive integer, in bytes'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud" is not valid: expected one of fatal, error, warn, info, debug, trace, silent'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE="0" is not valid: expected an integer from 1 to 1000'],
-    [{ DATABASE_TIMEOUT: '5s' }, 'DATABASE_TIMEOUT="5s" is not valid: expected milliseconds, an integer from 100 to 600000']
+    [{ DATABASE_TIMEOUT: '5s' }, 'DATABASE_TIMEOUT="5s" is not valid: expected milliseconds, an integer from 100 to 600000'],
+    [{ REQUEST_TIMEOUT: '0' }, 'REQUEST_TIMEOUT="0" is not valid: expected milliseconds, an integer from 100 to 3600000'],
+    [{ HEADERS_TIMEOUT: '10s' }, 'HEADERS_TIMEOUT="10s" is not valid: expected milliseconds, an integer from 100 to 3600000, at most REQUEST_TIMEOUT'],
+    [{ HEADERS_TIMEOUT: '40000' }, 'HEADERS_TIMEOUT=40000 is not valid: expected at most REQUEST_TIMEOUT (30000)'],
+    [{ KEEP_ALIVE_TIMEOUT: '-1' }, 'KEEP_ALIVE_TIMEOUT="-1" is not valid: expected milliseconds, an integer from 100 to 3600000'],
+    [{ RATE_LIMIT_MAX: '0' }, 'RATE_LIMIT_MAX="0" is not valid: expected an integer from 1 to 1000000000 (unset: no rate limit)'],
+    [{ RATE_LIMIT_WINDOW: '1 minute' }, 'RATE_LIMIT_WINDOW="1 minute" is not valid: expected milliseconds, an integer from 1000 to 86400000'],
+    [{ MAX_EVENT_LOOP_DELAY: '-5' }, 'MAX_EVENT_LOOP_DELAY="-5" is not valid: expected milliseconds, an integer from 0 (no load shedding) to 60000']
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig({ API_TOKENS: 'a', ...env }), new ConfigError(message), message)

@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { failedStart, startServer } from '../helpers/server.js'
 
@@ -41,4 +44,27 @@ t.test('a store that cannot open stops the start with exit code 1', async (t) =>
   const { code, stderr } = await failedStart({ API_TOKENS: 'a', DATABASE_URL: `sqlite:${file}/plants.db` })
   t.equal(code, 1)
   t.match(stderr, /^plant-store: cannot start: /)
+})
+
+t.test('at a terminal the log is pretty-printed; elsewhere it is JSON lines', async (t) => {
+  // script(1) gives the server a pseudo-terminal as its standard output.
+  const command = [process.execPath, ...process.execArgv, fileURLToPath(new URL('../../src/server.ts', import.meta.url))]
+    .map((part) => `'${part}'`).join(' ')
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', API_TOKENS: 'a', DATABASE_URL: 'sqlite::memory:' },
+    stdio: ['pipe', 'pipe', 'pipe']
+  })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let out = ''
+  child.stdout.on('data', (chunk) => { out += chunk })
+  const plain = (): string => out.replace(/\x1b\[[0-9;]*m/g, '') // eslint-disable-line no-control-regex
+  while (!/INFO \((\d+)\): Server listening at (http:\S+)/.test(plain())) await once(child.stdout, 'data')
+  const [, pid, url] = /INFO \((\d+)\): Server listening at (http:\S+)/.exec(plain()) as RegExpExecArray
+
+  t.equal((await fetch(`${url}/plants/1`, { headers: { authorization: 'Bearer a' } })).status, 404)
+  process.kill(Number(pid), 'SIGTERM')
+  await once(child, 'exit')
+  t.match(plain(), /INFO \(\d+\): request completed\r?\n\s+reqId: "[\w-]+"\r?\n\s+req: {/)
+  t.match(plain(), /INFO \(\d+\): store closed/)
+  t.notMatch(out, /{"level"/, 'no JSON line')
 })

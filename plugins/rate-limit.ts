@@ -1,0 +1,29 @@
+import fastifyRateLimit from '@fastify/rate-limit'
+import type { FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
+import { HttpError } from '../src/errors.js'
+
+export interface RateLimitOptions {
+  /** Requests each token may make per window; undefined turns the limit off. */
+  max?: number
+  /** The window, in ms. */
+  timeWindow: number
+}
+
+/**
+ * Limits each client of the scope it is registered in to `max` requests per
+ * window, then answers 429 with Retry-After. Registered after auth: the client
+ * is its token, named by the token's digest so the limiter never holds a secret.
+ */
+const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (fastify, { max, timeWindow }) => {
+  if (max === undefined) return
+  await fastify.register(fastifyRateLimit, {
+    max,
+    timeWindow,
+    keyGenerator: (request) => request.tokenDigest as string,
+    errorResponseBuilder: (_request, context) =>
+      new HttpError(429, `Too many requests with this token: the limit is ${context.max} per ${timeWindow / 1000} s; retry in ${context.after}.`)
+  })
+}
+
+export default fp(rateLimit, { name: 'plant-store-rate-limit', fastify: '5.x', dependencies: ['plant-store-auth'] })

@@ -1,0 +1,125 @@
+import { Validator } from '@seriousme/openapi-schema-validator'
+import Fastify from 'fastify'
+import t from 'tap'
+import docs from '../../plugins/docs.js'
+import { ErrorBody, NewPlant, Plant } from '../../schemas/index.js'
+import { build } from '../helpers/build.js'
+
+const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema))
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+
+// The statuses each operation sends (CONTRACT.md; the seed shows 200 and 400 of POST /plants).
+const OPERATIONS = {
+  '/plants': { post: ['200', '400', '401', '409', '413', '415', '429', '503'] },
+  '/plants/{id}': { get: ['200', '400', '401', '404', '429', '503'] },
+  '/health': { get: ['200'] },
+  '/ready': { get: ['200', '503'] }
+}
+
+t.test('GET /openapi.json: a valid OpenAPI 3.1 document, public', async (t) => {
+  const app = await build(t)
+  const res = await app.inject('/openapi.json')
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+  const doc = res.json()
+
+  const validator = new Validator()
+  const result = await validator.validate(doc)
+  t.same(result.errors, undefined, 'no validation error')
+  t.equal(result.valid, true)
+  t.equal(validator.version, '3.1')
+  t.match(doc.openapi, /^3\.1\.\d+$/)
+  t.same(doc.info, { title: 'Plant Store', version: '1.0.0', description: doc.info.description }, 'seed §9: version 1.0.0')
+
+  t.same((await app.inject('/docs/json')).json(), doc, 'the docs page shows the same document')
+})
+
+t.test('the document matches the seed\'s tables', async (t) => {
+  const app = await build(t)
+  const doc = (await app.inject('/openapi.json')).json()
+  const { schemas, securitySchemes } = doc.components
+
+  t.same(Object.keys(schemas).sort(), ['Error', 'NewPlant', 'Plant'], 'the three shared schemas, by name')
+
+  // Seed §2, Plant: name (string, required), tag (string); never the id.
+  t.equal(schemas.Plant.type, 'object')
+  t.same(Object.keys(schemas.Plant.properties).sort(), ['name', 'tag'])
+  t.match(schemas.Plant.properties, { name: { type: 'string' }, tag: { type: 'string' } })
+  t.same(schemas.Plant.required, ['name'])
+
+  // NewPlant: id (integer, int64, required), name (string, required), tag (string).
+  t.equal(schemas.NewPlant.type, 'object')
+  t.same(Object.keys(schemas.NewPlant.properties).sort(), ['id', 'name', 'tag'])
+  t.match(schemas.NewPlant.properties, { id: { type: 'integer', format: 'int64' }, name: { type: 'string' }, tag: { type: 'string' } })
+  t.same([...schemas.NewPlant.required].sort(), ['id', 'name'])
+
+  // Error: error (integer, int32), message (string), both required.
+  t.equal(schemas.Error.type, 'object')
+  t.same(Object.keys(schemas.Error.properties).sort(), ['error', 'message'])
+  t.match(schemas.Error.properties, { error: { type: 'integer', format: 'int32' }, message: { type: 'string' } })
+  t.same([...schemas.Error.required].sort(), ['error', 'message'])
+
+  // Generated from the TypeBox schemas, not kept by hand.
+  t.same(schemas.Plant.properties, json(Plant.properties))
+  t.same(schemas.NewPlant.properties, json(NewPlant.properties))
+  t.same(schemas.Error.properties, json(ErrorBody.properties))
+
+  // Seed §5: bearerAuth, HTTP authentication, scheme bearer.
+  t.same(securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer' } })
+  t.equal(doc.security, undefined, 'no document-wide requirement: the probes are public')
+
+  t.same(Object.keys(doc.paths).sort(), Object.keys(OPERATIONS).sort(), 'every route, and only the routes of the API')
+  for (const [path, methods] of Object.entries(OPERATIONS)) {
+    t.same(Object.keys(doc.paths[path]), Object.keys(methods), `${path}: its methods`)
+    for (const [method, statuses] of Object.entries(methods)) {
+      const operation = doc.paths[path][method]
+      const name = `${method.toUpperCase()} ${path}`
+      t.same(Object.keys(operation.responses).sort(), statuses, `${name}: the statuses it sends`)
+      for (const status of statuses.filter((s) => s !== '200')) {
+        t.same(operation.responses[status].content, { 'application/json': { schema: ref('Error') } }, `${name} ${status}: Error`)
+        t.not(operation.responses[status].description, 'Default Response', `${name} ${status}: described`)
+      }
+      if (path.startsWith('/plants')) {
+        t.same(operation.security, [{ bearerAuth: [] }], `${name}: needs the bearer token`)
+        t.same(operation.responses['200'].content, { 'application/json': { schema: ref('Plant') } }, `${name} 200: Plant`)
+      } else {
+        t.equal(operation.security, undefined, `${name}: public`)
+      }
+    }
+  }
+
+  // Seed §4: the body of POST /plants is required, application/json, NewPlant.
+  t.same(doc.paths['/plants'].post.requestBody, { required: true, content: { 'application/json': { schema: ref('NewPlant') } } })
+  t.match(doc.paths['/plants/{id}'].get.parameters, [{ in: 'path', name: 'id', required: true, schema: { type: 'integer', format: 'int64' } }])
+})
+
+t.test('GET /docs: the reference page and its assets, public and served by the service', async (t) => {
+  const app = await build(t)
+  const page = await app.inject('/docs')
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /^text\/html/)
+  t.match(page.headers['content-security-policy'], /default-src 'self'/, 'the browser may load nothing from elsewhere')
+  t.match(page.headers['x-request-id'], /./)
+
+  const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1])
+  t.ok(assets.length >= 4, 'scripts, styles and icons')
+  for (const asset of assets) {
+    t.match(asset, /^\/docs\/static\//, `${asset} is the service's own`)
+    const res = await app.inject(asset)
+    t.equal(res.statusCode, 200, asset)
+  }
+  const notFound = await app.inject('/docs/static/missing.js')
+  t.equal(notFound.statusCode, 404)
+  t.same(Object.keys(notFound.json()).sort(), ['error', 'message'], 'a missing asset has the Error body')
+})
+
+t.test('the docs plugin alone documents the routes of its host', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(docs)
+  app.get('/hello', { schema: { response: { 200: { type: 'string' } } } }, async () => 'hi')
+  await app.ready()
+  const doc = (await app.inject('/openapi.json')).json()
+  t.same(Object.keys(doc.paths), ['/hello'])
+  t.equal((await app.inject('/docs')).statusCode, 200)
+})

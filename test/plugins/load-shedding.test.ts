@@ -1,0 +1,60 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import t from 'tap'
+import { RETRY_AFTER } from '../../plugins/load-shedding.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { assertError, build, getPlant, TOKEN } from '../helpers/build.js'
+
+/** Keeps the event loop busy for `ms`, as a CPU-bound burst would. */
+function block (ms: number): void {
+  const end = Date.now() + ms
+  while (Date.now() < end);
+}
+
+/**
+ * Saturates the event loop (100 ms busy, a tick free, again) until a request
+ * to the API is shed or `limit` ms pass; returns the last answer.
+ */
+async function saturate (app: FastifyInstance, limit: number): Promise<LightMyRequestResponse> {
+  const end = Date.now() + limit
+  let res: LightMyRequestResponse
+  do {
+    block(100)
+    await new Promise((resolve) => setImmediate(resolve))
+    res = await getPlant(app, 1)
+  } while (res.statusCode !== 503 && Date.now() < end)
+  return res
+}
+
+t.test('a saturated event loop: the API answers 503 with Retry-After, the probes still answer, then it recovers', async (t) => {
+  const lines: Array<{ level: number, reqId: string, msg: string }> = []
+  const config = loadConfig({ API_TOKENS: TOKEN, DATABASE_URL: 'sqlite::memory:', MAX_EVENT_LOOP_DELAY: '30' })
+  const app = await buildApp(config, { logStream: { write: (line) => { lines.push(JSON.parse(line)) } } })
+  t.teardown(() => app.close())
+  t.equal((await getPlant(app, 1)).statusCode, 404, 'served while the loop is idle')
+
+  const shed = await saturate(app, 5000)
+  assertError(t, shed, 503, /^The service is overloaded right now; retry in 10 seconds\.$/)
+  t.equal(shed.headers['retry-after'], String(RETRY_AFTER))
+  t.match(shed.headers['x-request-id'], /./)
+  // A deliberate refusal: its one line at info, no error line.
+  const own = lines.filter((line) => line.reqId === shed.headers['x-request-id'])
+  t.equal(own.length, 1)
+  t.match(own[0], { level: 30, msg: 'request completed' })
+  t.equal((await app.inject('/health')).statusCode, 200, 'liveness is not shed')
+  t.equal((await app.inject('/ready')).statusCode, 200)
+
+  // Idle again: the next samples of the loop's delay let requests through.
+  let res = shed
+  for (let waited = 0; res.statusCode === 503 && waited < 5000; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    res = await getPlant(app, 1)
+  }
+  t.equal(res.statusCode, 404, 'recovers by itself')
+})
+
+t.test('MAX_EVENT_LOOP_DELAY=0: nothing is shed', async (t) => {
+  const app = await build(t, { MAX_EVENT_LOOP_DELAY: '0' })
+  const res = await saturate(app, 2500)
+  t.equal(res.statusCode, 404)
+})

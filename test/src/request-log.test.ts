@@ -1,0 +1,95 @@
+import Fastify from 'fastify'
+import t, { type Test } from 'tap'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { RequestLog } from '../../src/request-log.js'
+import { AUTH, TOKEN } from '../helpers/build.js'
+
+interface Line { level: number, msg: string, reqId?: string, [key: string]: unknown }
+
+/** The app as the server builds it, its log lines captured at the most verbose level. */
+async function logged (t: Test, env: Record<string, string> = {}) {
+  const lines: string[] = []
+  const config = loadConfig({ API_TOKENS: `${TOKEN},second-token`, LOG_LEVEL: 'trace', DATABASE_URL: 'sqlite::memory:', ...env })
+  const app = await buildApp(config, { logStream: { write: (line) => { lines.push(line) } } })
+  t.teardown(() => app.close())
+  await app.ready()
+  const parsed = (): Line[] => lines.map((line) => JSON.parse(line))
+  return { app, lines, parsed }
+}
+
+function keys (value: unknown): string[] {
+  if (value === null || typeof value !== 'object') return []
+  return Object.entries(value).flatMap(([key, inner]) => [key.toLowerCase(), ...keys(inner)])
+}
+
+t.test('no log line holds the Authorization header or a token, whatever happens', async (t) => {
+  const { app, lines, parsed } = await logged(t)
+  const json = { 'content-type': 'application/json' }
+  const wrong = 'wrong-token-0123456789'
+  const requests = [
+    { method: 'POST' as const, url: '/plants', headers: { ...AUTH, ...json }, payload: '{"id":1,"name":"Fern"}' },
+    { method: 'POST' as const, url: '/plants', headers: { ...AUTH, ...json }, payload: '{"id":1,"name":"Other"}' },
+    { method: 'POST' as const, url: '/plants', headers: { ...AUTH, ...json }, payload: '{"id":"x"}' },
+    { method: 'POST' as const, url: '/plants', headers: { ...AUTH, ...json }, payload: '{not json' },
+    { method: 'GET' as const, url: '/plants/1', headers: { authorization: 'Bearer second-token' } },
+    { method: 'GET' as const, url: '/plants/2', headers: AUTH },
+    { method: 'GET' as const, url: '/plants/1', headers: { authorization: `Bearer ${wrong}` } },
+    { method: 'GET' as const, url: '/plants/1', headers: { authorization: `Basic ${TOKEN}` } },
+    { method: 'GET' as const, url: '/plants/1', headers: { authorization: TOKEN } },
+    { method: 'GET' as const, url: '/plants/%E0%A4%A', headers: AUTH },
+    { method: 'GET' as const, url: '/nowhere', headers: AUTH },
+    { method: 'GET' as const, url: '/ready', headers: AUTH }
+  ]
+  for (const request of requests) await app.inject(request)
+
+  t.ok(lines.length > requests.length, 'the requests were logged')
+  for (const line of lines) {
+    for (const secret of [TOKEN, 'second-token', wrong]) t.notMatch(line, secret, 'no token')
+    t.notOk(keys(JSON.parse(line)).some((key) => key === 'authorization' || key === 'headers'), 'no header')
+  }
+  t.ok(parsed().some((line) => line.level === 10 || line.level === 20), 'trace and debug lines were captured too')
+})
+
+t.test('one line per request, with its request id, method, URL, status and time', async (t) => {
+  const { app, parsed } = await logged(t, { LOG_LEVEL: 'info' })
+  const answers = [
+    await app.inject({ method: 'GET', url: '/plants/7', headers: AUTH }),
+    await app.inject({ method: 'GET', url: '/plants/7' }),
+    await app.inject({ method: 'DELETE', url: '/plants/7', headers: AUTH }),
+    await app.inject({ method: 'GET', url: '/plants/%E0%A4%A', headers: AUTH }),
+    await app.inject({ method: 'GET', url: '/openapi.json', headers: { 'x-request-id': 'client-chosen-1' } })
+  ]
+  for (const answer of answers) {
+    const id = answer.headers['x-request-id']
+    const own = parsed().filter((line) => line.reqId === id)
+    t.equal(own.length, 1, `one line for ${id}`)
+    t.match(own[0], { level: 30, req: { method: String, url: String }, res: { statusCode: answer.statusCode } })
+  }
+  t.match(parsed().find((line) => line.reqId === 'client-chosen-1'), {
+    msg: 'request completed', req: { method: 'GET', url: '/openapi.json' }, res: { statusCode: 200 }, responseTime: Number
+  })
+  t.match(parsed().find((line) => line.reqId === answers[3].headers['x-request-id']), {
+    msg: 'request rejected', res: { statusCode: 400 }, reason: /URL is malformed/
+  }, 'an error raised before routing has its line too')
+})
+
+t.test('/health and /ready write no line at info level', async (t) => {
+  const { app, parsed } = await logged(t, { LOG_LEVEL: 'info' })
+  const before = parsed().length
+  for (const url of ['/health', '/ready', '/health']) t.equal((await app.inject(url)).statusCode, 200)
+  t.equal(parsed().length, before)
+  await app.inject({ url: '/plants/1', headers: AUTH })
+  t.equal(parsed().length, before + 1, 'other requests are logged')
+})
+
+t.test('a request whose response fails is logged as an error, with it', async (t) => {
+  const lines: string[] = []
+  const app = Fastify({ logger: { stream: { write: (line: string) => { lines.push(line) } } }, logController: new RequestLog() })
+  t.teardown(() => app.close())
+  app.addHook('onResponse', async () => { throw new Error('after the response') })
+  app.get('/', async () => 'hi')
+  t.equal((await app.inject('/')).statusCode, 200)
+  t.equal(lines.length, 1)
+  t.match(JSON.parse(lines[0]), { level: 50, msg: 'request errored', err: { message: 'after the response' }, res: { statusCode: 200 } })
+})
