@@ -1,11 +1,11 @@
 import type { Config } from '../config.js'
-import type { StoreLogger } from './postgres.js'
+import type { StoreLogger } from './outage.js'
 import { openSqliteStore } from './sqlite.js'
 import type { PlantStore } from './types.js'
 
 export * from './types.js'
 export { openSqliteStore } from './sqlite.js'
-export type { StoreLogger } from './postgres.js'
+export type { StoreLogger } from './outage.js'
 
 export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'>
 
@@ -19,7 +19,8 @@ export async function openStore (config: StoreConfig, log?: StoreLogger): Promis
     return openSqliteStore({
       path: databaseUrl.slice('sqlite:'.length),
       synchronous: config.sqliteSynchronous,
-      busyTimeout: config.databaseTimeout
+      busyTimeout: config.databaseTimeout,
+      log
     })
   }
   /* c8 ignore start - the rest runs only when PostgreSQL is configured (PLANT_STORE_TEST_PG_URL in the tests) */

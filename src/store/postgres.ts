@@ -1,14 +1,11 @@
 import pg from 'pg'
 import type { Plant } from '../../schemas/plant.js'
 import { groupCommit, type Waiter } from './group-commit.js'
+import { SILENT, trackOutage, type StoreLogger } from './outage.js'
 import { migrate } from './postgres-migrate.js'
 import { samePlant, StoreUnavailableError, toPlant, type CreateResult, type PlantRecord, type PlantStore } from './types.js'
 
-/** What the store needs of a logger; a pino or Fastify logger fits. */
-export interface StoreLogger {
-  info (obj: object, msg: string): void
-  warn (obj: object, msg: string): void
-}
+export type { StoreLogger } from './outage.js'
 
 export interface PostgresStoreOptions {
   /** A `postgres://` or `postgresql://` connection string. */
@@ -37,9 +34,6 @@ const SELECT_MANY = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[
 
 interface Row { id: string, name: string, tag: string | null }
 
-const ignore = (): void => {}
-const SILENT: StoreLogger = { info: ignore, warn: ignore }
-
 function isUnavailable (error: Error & { code?: string }): boolean {
   const code = String(error.code)
   return UNAVAILABLE_CODES.has(code) || code.startsWith('08') || UNAVAILABLE_MESSAGE.test(error.message)
@@ -60,14 +54,10 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     keepAlive: true,
     application_name: 'plant-store'
   })
-  let available = true
+  const outage = trackOutage(log, 'PostgreSQL')
   let ended = false
 
-  function down (error: Error & { code?: string }): void {
-    if (!available) return
-    available = false
-    log.warn({ reason: error.message, code: error.code }, 'PostgreSQL is unavailable: requests get 503 until it answers again')
-  }
+  const down = (error: Error & { code?: string }): void => outage.down(error.message, error.code)
   // A connection that dies while idle (server restart, network cut) must not crash the process.
   pool.on('error', down)
 
@@ -81,10 +71,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
       down(error as Error)
       throw new StoreUnavailableError((error as Error).message, { cause: error })
     }
-    if (!available) {
-      available = true
-      log.info({}, 'PostgreSQL answers again')
-    }
+    outage.up()
     return result
   }
 

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { groupCommit, type Waiter } from './group-commit.js'
+import { SILENT, trackOutage, type StoreLogger } from './outage.js'
 import { samePlant, StoreUnavailableError, toPlant, type CreateResult, type PlantRecord, type PlantStore } from './types.js'
 
 export interface SqliteStoreOptions {
@@ -11,6 +12,8 @@ export interface SqliteStoreOptions {
   synchronous?: 'normal' | 'full'
   /** How long a write waits for another process's lock, in ms. */
   busyTimeout?: number
+  /** Told once when the store turns unavailable (warn) and once when it answers again (info). */
+  log?: StoreLogger
 }
 
 // Versioned migrations: step N brings user_version from N to N + 1.
@@ -41,7 +44,7 @@ function migrate (db: Database.Database): void {
 }
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
-  const { path, synchronous = 'normal', busyTimeout = 5000 } = options
+  const { path, synchronous = 'normal', busyTimeout = 5000, log = SILENT } = options
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = new Database(path, { timeout: busyTimeout })
   db.pragma('journal_mode = WAL')
@@ -54,12 +57,19 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const begin = db.prepare('BEGIN IMMEDIATE')
   const rollback = db.prepare('ROLLBACK')
 
+  const outage = trackOutage(log, 'SQLite')
+
   function run<T> (work: () => T): T {
+    let result: T
     try {
-      return work()
+      result = work()
     } catch (error) {
-      throw unavailable(error) ?? error
+      const cause = unavailable(error)
+      if (cause !== undefined) outage.down(cause.message)
+      throw cause ?? error
     }
+    outage.up()
+    return result
   }
 
   // The primary key decides: the insert either takes the id or leaves the row that holds it.
@@ -80,6 +90,8 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
       try {
         return createOne(item)
       } catch (error) {
+        // A full disk or an I/O error mid-batch ends the whole transaction: fail it all.
+        /* c8 ignore next -- SQLite cannot be made to run out of disk or fail I/O from a test */
         if (unavailable(error) !== undefined) throw error
         return error as Error
       }
@@ -92,9 +104,9 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     async commit (batch) {
       let results: Array<CreateResult | Error>
       try {
-        results = commitBatch.immediate(batch)
+        results = run(() => commitBatch.immediate(batch))
       } catch (error) {
-        for (const waiter of batch) waiter.reject(unavailable(error) ?? error)
+        for (const waiter of batch) waiter.reject(error)
         return
       }
       // Only now, after the commit, does any request hear its outcome.

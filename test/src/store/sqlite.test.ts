@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
+import { buildApp } from '../../../src/app.js'
+import { loadConfig } from '../../../src/config.js'
 import { openSqliteStore } from '../../../src/store/sqlite.js'
 import { StoreUnavailableError } from '../../../src/store/types.js'
 
@@ -131,4 +133,28 @@ t.test('close() waits for the pending batch', async (t) => {
   const reopened = openSqliteStore({ path })
   t.same(await reopened.get(2n), { name: 'b' })
   await reopened.close()
+})
+
+t.test('in the app, an outage is logged once when it starts and once when it ends', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const lines: string[] = []
+  const config = loadConfig({ API_TOKENS: 'k', LOG_LEVEL: 'info', DATABASE_URL: `sqlite:${path}`, DATABASE_TIMEOUT: '100' })
+  const app = await buildApp(config, { logStream: { write: (line) => { lines.push(line) } } })
+  t.teardown(() => app.close())
+  const post = (id: number) => app.inject({ method: 'POST', url: '/plants', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, payload: { id, name: 'p' } })
+
+  const other = new Database(path)
+  other.exec('BEGIN IMMEDIATE')
+  for (const id of [1, 2, 3]) t.equal((await post(id)).statusCode, 503)
+  t.equal((await app.inject('/ready')).statusCode, 503)
+  other.exec('ROLLBACK')
+  other.close()
+  t.equal((await post(4)).statusCode, 200)
+  t.equal((await post(5)).statusCode, 200)
+
+  const messages = lines.map((line) => JSON.parse(line)).filter((line) => line.level >= 40 || /SQLite/.test(line.msg))
+  t.same(messages.map((line) => [line.level, line.msg]), [
+    [40, 'SQLite is unavailable: requests get 503 until it answers again'],
+    [30, 'SQLite answers again']
+  ], 'no error line per request, one warn and one info for the outage')
 })
