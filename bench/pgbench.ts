@@ -1,0 +1,45 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+
+/** A fresh database for one bench run; `drop` removes it. */
+export async function freshDatabase (adminUrl: string): Promise<{ url: string, drop: () => Promise<void> }> {
+  const name = `plant_store_bench_${process.pid}_${Date.now()}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await client.end()
+    }
+  }
+}
+
+export function hasPgbench (): boolean {
+  return spawnSync('pgbench', ['--version']).status === 0
+}
+
+/** pgbench's TPS for the same single-row INSERT, same concurrency, on core 0 where taskset exists. */
+export async function pgbenchTps (url: string, clients: number, seconds: number, taskset: boolean): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query('CREATE TABLE pgbench_plants (id BIGINT PRIMARY KEY, name TEXT NOT NULL, tag TEXT)')
+  await client.query('CREATE SEQUENCE pgbench_ids')
+  await client.end()
+  const script = join(tmpdir(), `plant-store-pgbench-${process.pid}.sql`)
+  writeFileSync(script, "INSERT INTO pgbench_plants (id, name, tag) VALUES (nextval('pgbench_ids'), 'bench plant', 'bench');\n")
+  const args = ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script, url]
+  const out = taskset
+    ? execFileSync('taskset', ['-c', '0', 'pgbench', ...args], { encoding: 'utf8' })
+    : execFileSync('pgbench', args, { encoding: 'utf8' })
+  return Number(/tps = ([\d.]+)/.exec(out)?.[1])
+}
