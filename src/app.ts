@@ -7,6 +7,7 @@ import plants from '../plugins/plants/index.js'
 import rateLimit from '../plugins/rate-limit.js'
 import { sharedSchemas } from '../schemas/index.js'
 import type { Config } from './config.js'
+import { describeApiRoute } from './api-routes.js'
 import { sendError, sendNotFound } from './errors.js'
 import { echoRequestId } from './request-id.js'
 import { serverOptions, type LogStream, type ServerConfig } from './server-options.js'
@@ -45,6 +46,7 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
   // The API: every route in this scope needs a bearer token. Overload is shed
   // first, before any work; the rate limit counts per token, so after auth.
   app.register(async function api (scope) {
+    scope.addHook('onRoute', describeApiRoute)
     await scope.register(loadShedding, { maxEventLoopDelay: config.maxEventLoopDelay })
     await scope.register(auth, { tokens: config.tokens })
     await scope.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow })

@@ -3,8 +3,8 @@ import type { StoreLogger } from './outage.js'
 import { openSqliteStore } from './sqlite.js'
 import type { PlantStore } from './types.js'
 
-export * from './types.js'
-export { openSqliteStore } from './sqlite.js'
+export { StoreUnavailableError, type CreateOutcome, type CreateResult, type PlantRecord, type PlantStore } from './types.js'
+export { openSqliteStore, type SqliteStoreOptions } from './sqlite.js'
 export type { StoreLogger } from './outage.js'
 
 export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'>

@@ -1,4 +1,4 @@
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import plants from '../../plugins/plants/index.js'
 import { openSqliteStore } from '../../src/store/sqlite.js'
@@ -42,6 +42,23 @@ t.test('nothing it sets leaks onto the host', async (t) => {
   t.equal(boom.json().statusCode, 418, "the host keeps Fastify's error format")
   t.equal((await app.inject('/nowhere')).json().statusCode, 404, "the host keeps Fastify's 404 format")
   t.equal(app.getSchemas().Plant, undefined, 'the shared schemas stay in the plugin scope')
+})
+
+t.test("a host's own auth keeps its own replies; its thrown errors get the Error body", async (t) => {
+  const { app } = await host(t, async (app, store) => {
+    app.register(async (scope: FastifyInstance) => {
+      scope.addHook('onRequest', async (request, reply) => {
+        if (request.headers['x-key'] === undefined) return reply.code(401).send({ ok: false, reason: 'no key' })
+        if (request.headers['x-key'] !== 'k') throw Object.assign(new Error('wrong key'), { statusCode: 403 })
+      })
+      await scope.register(plants, { store })
+    }, { prefix: '/v2' })
+  })
+  const sent = await app.inject('/v2/plants/1')
+  t.equal(sent.statusCode, 401)
+  t.same(sent.json(), { ok: false, reason: 'no key' }, "the host's reply is not forced into the plugin's schemas")
+  assertError(t, await app.inject({ url: '/v2/plants/1', headers: { 'x-key': 'x' } }), 403, /^wrong key$/)
+  assertError(t, await app.inject({ url: '/v2/plants/1', headers: { 'x-key': 'k' } }), 404)
 })
 
 t.test('its own errors have the Error body, on its own routes', async (t) => {
