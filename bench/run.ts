@@ -9,7 +9,7 @@ import { load, rss, startServer, stopServer, type LoadResult } from './load.js'
 import { freshDatabase, hasPgbench, pgbenchTps } from './pgbench.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
-const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 60)
+const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 120)
 const PG_URL = process.env.PLANT_STORE_TEST_PG_URL
 const here = fileURLToPath(new URL('.', import.meta.url))
 const SERVER = join(here, '..', 'src', 'server.js')
@@ -67,8 +67,15 @@ if (pgbench !== undefined) {
     '', `PostgreSQL through the service: ${fmt(pgRow.requests / pgbench, 2)}× pgbench's single-row INSERT TPS.`)
 }
 const at10 = samples.find(([s]) => s >= 10)?.[1] ?? NaN
+const at60 = samples.find(([s]) => s >= 60)?.[1] ?? NaN
 const atEnd = samples.at(-1)?.[1] ?? NaN
-lines.push('', `Sustained load, SQLite normal, ${SOAK_SECONDS} s: RSS ${fmt(at10, 1)} MiB after 10 s, ${fmt(atEnd, 1)} MiB at ${fmt(samples.at(-1)?.[0] ?? 0)} s (${fmt(atEnd / at10, 2)}×).`)
+const series = samples.filter(([s], i) => i === samples.length - 1 || Math.round(s) % 10 === 0)
+  .map(([s, mib]) => `${fmt(s)} s: ${fmt(mib, 1)}`).join(', ')
+// V8 lets its heap grow before a major collection, so RSS saws up and down:
+// a leak shows as growth across the whole series, not between two samples.
+lines.push('', `Sustained load, SQLite normal, ${SOAK_SECONDS} s: RSS ${fmt(at10, 1)} MiB after 10 s, ${fmt(at60, 1)} MiB after 60 s ` +
+  `(${fmt(at60 / at10, 2)}×), ${fmt(atEnd, 1)} MiB at ${fmt(samples.at(-1)?.[0] ?? 0)} s (${fmt(atEnd / at10, 2)}×).`,
+  '', `RSS in MiB while under load: ${series}.`)
 
 const cpu = cpus()
 const report = [
