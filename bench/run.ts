@@ -75,7 +75,7 @@ const series = samples.filter(([s], i) => i === samples.length - 1 || Math.round
 // a leak shows as growth across the whole series, not between two samples.
 lines.push('', `Sustained load, SQLite normal, ${SOAK_SECONDS} s: RSS ${fmt(at10, 1)} MiB after 10 s, ${fmt(at60, 1)} MiB after 60 s ` +
   `(${fmt(at60 / at10, 2)}×), ${fmt(atEnd, 1)} MiB at ${fmt(samples.at(-1)?.[0] ?? 0)} s (${fmt(atEnd / at10, 2)}×).`,
-  '', `RSS in MiB while under load: ${series}.`)
+'', `RSS in MiB while under load: ${series}.`)
 
 const cpu = cpus()
 const report = [
