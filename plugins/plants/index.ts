@@ -23,7 +23,8 @@ function plantResponse (description: string) {
 }
 
 // Response schemas name only the statuses these routes answer themselves: a 401
-// or 429 comes from the host's hooks (auth, rate limit), which declare their own.
+// or 429 comes from the host's hooks (auth, rate limit), in the host's format;
+// the host declares them (this service does in src/api-routes.ts).
 const tags = ['plants']
 const unavailable = error('The store cannot be reached: retry shortly')
 
