@@ -42,9 +42,9 @@ export function describeError (error: FastifyError, request: FastifyRequest): Er
 
 export function sendError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const body = describeError(error, request)
-  // A deliberate answer is not a failure of the service, and a store outage is
-  // logged once by the store, with its cause, rather than once per request.
-  if (body.error >= 500 && !(error instanceof HttpError) && !(error instanceof StoreUnavailableError)) {
+  // Only describeError's fallback is a failure of the service: a deliberate answer
+  // is not, and a store outage (503) is logged once by the store, with its cause.
+  if (body.error === 500) {
     // Details (driver messages, SQL, stacks) go to the log only, next to the request id.
     request.log.error({ err: error }, STATUS_CODES[body.error])
   } else {

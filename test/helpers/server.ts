@@ -5,6 +5,14 @@ import type { Test } from 'tap'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 
+// The TypeScript loader this test runs under, and coverage collected from the child too.
+function spawnServer (env: Record<string, string>) {
+  return spawn(process.execPath, [...process.execArgv, SERVER], {
+    env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+}
+
 export interface RunningServer {
   child: ChildProcess
   url: string
@@ -18,10 +26,7 @@ export interface RunningServer {
  * test runs under, and resolves once it listens (or rejects if it exits first).
  */
 export async function startServer (t: Test, env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, [...process.execArgv, SERVER], {
-    env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
+  const child = spawnServer({ LOG_LEVEL: 'info', ...env })
   let out = ''
   let err = ''
   child.stdout.on('data', (chunk) => { out += chunk })
@@ -42,10 +47,7 @@ export async function startServer (t: Test, env: Record<string, string>): Promis
 
 /** Runs the server expecting it not to start. */
 export async function failedStart (env: Record<string, string>): Promise<{ code: number | null, stderr: string }> {
-  const child = spawn(process.execPath, [...process.execArgv, SERVER], {
-    env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', ...env },
-    stdio: ['ignore', 'ignore', 'pipe']
-  })
+  const child = spawnServer(env)
   let stderr = ''
   child.stderr.on('data', (chunk) => { stderr += chunk })
   const [code] = await once(child, 'exit')
