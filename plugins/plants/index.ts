@@ -2,9 +2,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ErrorBody, NewPlant, Plant, PlantParams, ref, sharedSchemas } from '../../schemas/index.js'
 import { HttpError, sendError } from '../../src/errors.js'
-import { parseJson } from '../../src/json/parse.js'
 import type { PlantStore } from '../../src/store/types.js'
 import { formatValidationErrors, int64ValidatorCompiler } from '../../src/validation.js'
+import { acceptJsonBodies } from './json-body.js'
 
 export interface PlantsOptions {
   /** Where the plants live. Required. */
@@ -58,16 +58,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   fastify.setSchemaErrorFormatter(formatValidationErrors)
   fastify.setErrorHandler(sendError)
 
-  // Only JSON is accepted (anything else is a 415), parsed so that int64 ids stay exact.
-  fastify.removeAllContentTypeParsers()
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') return done(new HttpError(400, 'The request body is empty: send a JSON object.'), undefined)
-    try {
-      done(null, parseJson(body as string))
-    } catch (err) {
-      done(new HttpError(400, `The request body is not valid JSON: ${(err as Error).message}`), undefined)
-    }
-  })
+  acceptJsonBodies(fastify)
 
   fastify.post('/plants', {
     bodyLimit,
