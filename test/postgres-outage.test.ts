@@ -4,7 +4,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import type { StoreLogger } from '../src/store/postgres.js'
+import type { StoreLogger } from '../src/store/postgres/index.js'
 import { StoreUnavailableError } from '../src/store/types.js'
 import { assertError, getPlant, postPlant, TOKEN } from './helpers/build.js'
 import { freshPostgresUrl, PG_SKIP as skip } from './helpers/postgres.js'
@@ -92,7 +92,7 @@ t.test('PostgreSQL cut or stalled: 503 in bounded time, /ready 503, logged once,
   const app = await buildApp(config)
   t.teardown(() => app.close())
   // The app cannot be handed a log stream, so the logging is watched on a store of the test's own.
-  const { openPostgresStore } = await import('../src/store/postgres.js')
+  const { openPostgresStore } = await import('../src/store/postgres/index.js')
   const { levels, log } = capture()
   const store = await openPostgresStore({ url: url.href, poolSize: 2, timeout: TIMEOUT, log })
   t.teardown(() => store.close())

@@ -1,10 +1,10 @@
 import type { Config } from '../config.js'
 import type { StoreLogger } from './outage.js'
-import { openSqliteStore } from './sqlite.js'
+import { openSqliteStore } from './sqlite/index.js'
 import type { PlantStore } from './types.js'
 
 export { StoreUnavailableError, type CreateOutcome, type CreateResult, type PlantRecord, type PlantStore } from './types.js'
-export { openSqliteStore, type SqliteStoreOptions } from './sqlite.js'
+export { openSqliteStore, type SqliteStoreOptions } from './sqlite/index.js'
 export type { StoreLogger } from './outage.js'
 
 export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'>
@@ -26,7 +26,7 @@ export async function openStore (config: StoreConfig, log?: StoreLogger): Promis
   /* c8 ignore start - the rest runs only when PostgreSQL is configured (PLANT_STORE_TEST_PG_URL in the tests) */
   if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error(`DATABASE_URL: no store for ${databaseUrl.split(':')[0]}`)
   // Loaded on demand: a SQLite deployment never loads pg.
-  const { openPostgresStore } = await import('./postgres.js')
+  const { openPostgresStore } = await import('./postgres/index.js')
   return openPostgresStore({ url: databaseUrl, poolSize: config.databasePoolSize, timeout: config.databaseTimeout, log })
 }
 /* c8 ignore stop */

@@ -2,7 +2,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import health from '../../plugins/health.js'
 import { sendError } from '../../src/errors.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { assertError, build } from '../helpers/build.js'
 
 t.test('/health and /ready answer without a token', async (t) => {

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import plants from '../../plugins/plants/index.js'
-import { openSqliteStore } from '../../src/store/sqlite.js'
+import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { PlantStore } from '../../src/store/types.js'
 import { assertError } from '../helpers/build.js'
 

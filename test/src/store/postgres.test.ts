@@ -1,12 +1,12 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import type { PostgresStoreOptions, StoreLogger } from '../../../src/store/postgres.js'
+import type { PostgresStoreOptions, StoreLogger } from '../../../src/store/postgres/index.js'
 import { StoreUnavailableError, type CreateResult, type PlantStore } from '../../../src/store/types.js'
 import { connect, freshPostgresUrl, PG_SKIP as skip } from '../../helpers/postgres.js'
 
 // src/store/postgres.ts is imported only inside the tests, so a run without PostgreSQL never loads it.
 async function open (t: Test, url: string, options: Partial<PostgresStoreOptions> = {}): Promise<PlantStore> {
-  const { openPostgresStore } = await import('../../../src/store/postgres.js')
+  const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
   const store = await openPostgresStore({ url, poolSize: 4, timeout: 5000, ...options })
   t.teardown(() => store.close())
   return store
@@ -201,13 +201,13 @@ t.test('migrations: several stores opening at once, then again, and a newer sche
   t.strictSame(rows.map((row) => row.version), [1], 'each step ran once')
 
   await db.query('INSERT INTO plant_store_migrations (version) VALUES (2)')
-  const { openPostgresStore } = await import('../../../src/store/postgres.js')
+  const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
   await t.rejects(openPostgresStore({ url, poolSize: 1, timeout: 5000 }), /schema is version 2, newer than this build's 1/)
 })
 
 t.test('close() commits what is pending, then refuses', { skip }, async (t) => {
   const url = await fresh(t)
-  const { openPostgresStore } = await import('../../../src/store/postgres.js')
+  const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
   const store = await openPostgresStore({ url, poolSize: 2, timeout: 5000 })
   const order: string[] = []
 
@@ -230,7 +230,7 @@ t.test('close() commits what is pending, then refuses', { skip }, async (t) => {
 })
 
 t.test('an unreachable server fails the open quickly', { skip }, async (t) => {
-  const { openPostgresStore } = await import('../../../src/store/postgres.js')
+  const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
   const start = Date.now()
   await t.rejects(openPostgresStore({ url: 'postgres://root@127.0.0.1:1/none', poolSize: 1, timeout: 1000 }), StoreUnavailableError)
   t.ok(Date.now() - start < 2000, 'within the timeout')

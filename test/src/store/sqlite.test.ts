@@ -4,7 +4,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { buildApp } from '../../../src/app.js'
 import { loadConfig } from '../../../src/config.js'
-import { openSqliteStore } from '../../../src/store/sqlite.js'
+import { openSqliteStore } from '../../../src/store/sqlite/index.js'
 import { StoreUnavailableError } from '../../../src/store/types.js'
 
 t.test('creates the directory, uses WAL and the requested synchronous level', async (t) => {

@@ -1,11 +1,11 @@
 import pg from 'pg'
-import type { Plant } from '../../schemas/plant.js'
-import { groupCommit, type Waiter } from './group-commit.js'
-import { SILENT, trackOutage, type StoreLogger } from './outage.js'
-import { migrate } from './postgres-migrate.js'
-import { samePlant, StoreUnavailableError, toPlant, type CreateResult, type PlantRecord, type PlantStore } from './types.js'
+import type { Plant } from '../../../schemas/plant.js'
+import { groupCommit, type Waiter } from '../group-commit.js'
+import { SILENT, trackOutage, type StoreLogger } from '../outage.js'
+import { migrate } from './migrate.js'
+import { samePlant, StoreUnavailableError, toPlant, type CreateResult, type PlantRecord, type PlantStore } from '../types.js'
 
-export type { StoreLogger } from './outage.js'
+export type { StoreLogger } from '../outage.js'
 
 export interface PostgresStoreOptions {
   /** A `postgres://` or `postgresql://` connection string. */

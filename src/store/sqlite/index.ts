@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { groupCommit, type Waiter } from './group-commit.js'
-import { SILENT, trackOutage, type StoreLogger } from './outage.js'
-import { samePlant, StoreUnavailableError, toPlant, type CreateResult, type PlantRecord, type PlantStore } from './types.js'
+import { groupCommit, type Waiter } from '../group-commit.js'
+import { SILENT, trackOutage, type StoreLogger } from '../outage.js'
+import { samePlant, StoreUnavailableError, toPlant, type CreateResult, type PlantRecord, type PlantStore } from '../types.js'
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:`. The file's directory is created when missing. */
