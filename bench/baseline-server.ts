@@ -4,9 +4,14 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import type { PlantStore } from '../src/store/types.js'
 
+// Reads answer made-up plants, so the read scenarios have a 200 to compare with.
 const nothing: PlantStore = {
   async create ({ name, tag }) { return { outcome: 'created', plant: tag === undefined ? { name } : { name, tag } } },
-  async get () { return undefined },
+  async delete () { return true },
+  async get (id) { return { name: `plant ${id}`, tag: 'bench' } },
+  async list ({ limit, after = 0n }) {
+    return Array.from({ length: limit }, (_, i) => ({ id: after + BigInt(i) + 1n, name: `plant ${after + BigInt(i) + 1n}`, tag: 'bench' }))
+  },
   async check () {},
   async close () {}
 }

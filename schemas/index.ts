@@ -1,12 +1,14 @@
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { ErrorBody } from './error.js'
+import { PlantListItem } from './list.js'
 import { NewPlant, Plant } from './plant.js'
 
 export * from './error.js'
+export * from './list.js'
 export * from './plant.js'
 
 /** The named schemas, registered with `addSchema` so routes and the OpenAPI document share them. */
-export const sharedSchemas = [Plant, NewPlant, ErrorBody]
+export const sharedSchemas = [Plant, NewPlant, PlantListItem, ErrorBody]
 
 /** A `$ref` to a shared schema that keeps the referenced schema's static type. */
 export function ref<T extends TSchema> (schema: T): TUnsafe<Static<T>> {

@@ -7,6 +7,7 @@ import { STORABLE_TEXT } from '../schemas/plant.js'
 export const INT64_MIN = -(2n ** 63n)
 export const INT64_MAX = 2n ** 63n - 1n
 const KEYWORD = 'int64'
+const DECIMAL_KEYWORD = 'decimal'
 const DECIMAL = /^-?\d+$/
 const NOT_INTEGER = 'must be integer'
 const OUT_OF_RANGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}, written without fraction or exponent`
@@ -45,17 +46,44 @@ function int64Keyword (fromString: boolean): KeywordDefinition {
 
 // Ajv's `integer` type rejects BigInt, so the int64 schemas that the OpenAPI
 // document shows as {type: integer, format: int64} are compiled as our keyword.
-function forAjv (schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(forAjv)
+// In text (path and query), any other integer is compiled as the `decimal`
+// keyword: canonical decimal digits only, where Ajv's coercion would take `010` or `1e1`.
+function forAjv (schema: unknown, text: boolean): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => forAjv(item, text))
   if (schema === null || typeof schema !== 'object') return schema
   const entries = Object.entries(schema)
-  const object = Object.fromEntries(entries.map(([key, value]) => [key, forAjv(value)]))
+  const object = Object.fromEntries(entries.map(([key, value]) => [key, forAjv(value, text)]))
   if (object.format === 'int64' && object.type === 'integer') {
     delete object.format
     delete object.type
     object[KEYWORD] = true
+  } else if (text && object.type === 'integer') {
+    object[DECIMAL_KEYWORD] = { minimum: object.minimum, maximum: object.maximum }
+    delete object.type
+    delete object.minimum
+    delete object.maximum
   }
   return object
+}
+
+const CANONICAL = /^(?:0|-?[1-9]\d*)$/
+
+// An integer written in text, as a person would: `7`, `-7`; not `007`, `+7`, `7.0` or `1e1`.
+const decimalKeyword: KeywordDefinition = {
+  keyword: DECIMAL_KEYWORD,
+  schemaType: 'object',
+  modifying: true,
+  errors: true,
+  validate: function validate (this: unknown, range: { minimum: number, maximum: number }, data: unknown, _parent: unknown, cxt?: DataValidationCxt): boolean {
+    // Text arrives as a string; a number here is the schema's own default.
+    const value = typeof data === 'number' ? data : typeof data === 'string' && CANONICAL.test(data) ? Number(data) : NaN
+    if (!(value >= range.minimum && value <= range.maximum)) {
+      (validate as { errors?: Array<Partial<ErrorObject>> }).errors = [{ keyword: DECIMAL_KEYWORD, message: `must be an integer from ${range.minimum} to ${range.maximum}, in plain decimal digits`, params: {} }]
+      return false
+    }
+    (cxt as DataValidationCxt).parentData[(cxt as DataValidationCxt).parentDataProperty] = value
+    return true
+  }
 }
 
 function createAjv (fromString: boolean, schemas: AnySchema[], options: Options): Ajv {
@@ -63,23 +91,26 @@ function createAjv (fromString: boolean, schemas: AnySchema[], options: Options)
   // start): the schemas come from TypeBox, and strict mode still rejects unknown keywords.
   const ajv = new Ajv({ useDefaults: true, removeAdditional: true, allErrors: false, validateSchema: false, ...options })
   ajv.addKeyword(int64Keyword(fromString))
-  for (const schema of schemas) ajv.addSchema(forAjv(schema) as AnySchema)
+  if (fromString) ajv.addKeyword(decimalKeyword)
+  for (const schema of schemas) ajv.addSchema(forAjv(schema, fromString) as AnySchema)
   return ajv
 }
 
 /**
  * A Fastify validator compiler that keeps int64 values exact. Bodies are checked
- * without type coercion; path parameters, being text, are read as decimals.
+ * without type coercion; path and query parameters, being text, are read as decimals.
  */
 export function int64ValidatorCompiler (schemas: AnySchema[]): FastifySchemaCompiler<AnySchema> {
   const body = createAjv(false, schemas, { coerceTypes: false })
-  const text = createAjv(true, schemas, { coerceTypes: 'array' })
-  return ({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(forAjv(schema) as AnySchema)
+  // Text is never coerced (the keywords read it) and an unknown query parameter is an error, not dropped.
+  const text = createAjv(true, schemas, { coerceTypes: false, removeAdditional: false })
+  return ({ schema, httpPart }) => httpPart === 'body' ? body.compile(forAjv(schema, false) as AnySchema) : text.compile(forAjv(schema, true) as AnySchema)
 }
 
 /** Fastify's error text (`body/id must be integer`), with a plain sentence for the storable-text pattern. */
 export const formatValidationErrors: SchemaErrorFormatter = (errors, dataVar) => {
   const text = errors.map((error) => {
+    if (error.keyword === 'additionalProperties') return `${dataVar}/${error.params.additionalProperty} is not a parameter of this operation`
     const message = error.keyword === 'pattern' && error.params.pattern === STORABLE_TEXT
       ? 'must not contain U+0000 or an unpaired UTF-16 surrogate'
       : error.message

@@ -1,10 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { ErrorBody, NewPlant, Plant, PlantParams, ref, sharedSchemas } from '../../schemas/index.js'
+import { NewPlant, PlantParams, ref, sharedSchemas } from '../../schemas/index.js'
 import { HttpError, sendError } from '../../src/errors.js'
 import type { PlantStore } from '../../src/store/types.js'
 import { formatValidationErrors, int64ValidatorCompiler } from '../../src/validation.js'
 import { acceptJsonBodies } from './json-body.js'
+import { listRoute } from './list.js'
+import { badId, error, plantResponse, tags, unavailable } from './responses.js'
 
 export interface PlantsOptions {
   /** Where the plants live. Required. */
@@ -13,26 +15,11 @@ export interface PlantsOptions {
   bodyLimit?: number
 }
 
-/** An Error response, with what it means on this route (the OpenAPI document shows it). */
-function error (description: string) {
-  return { ...ref(ErrorBody), description }
-}
-
-function plantResponse (description: string) {
-  return { ...ref(Plant), description }
-}
-
-// Response schemas name only the statuses these routes answer themselves: a 401
-// or 429 comes from the host's hooks (auth, rate limit), in the host's format;
-// the host declares them (this service does in src/api-routes.ts).
-const tags = ['plants']
-const unavailable = error('The store cannot be reached: retry shortly')
-
 function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
   const { store, bodyLimit } = options
-  const methods = ['create', 'get', 'check', 'close'] as const
+  const methods = ['create', 'delete', 'get', 'list', 'check', 'close'] as const
   if (store === null || typeof store !== 'object' || !methods.every((m) => typeof store[m] === 'function')) {
-    throw new TypeError('plants: options.store must be a PlantStore (create, get, check, close)')
+    throw new TypeError('plants: options.store must be a PlantStore (create, delete, get, list, check, close)')
   }
   if (bodyLimit !== undefined && !(Number.isInteger(bodyLimit) && bodyLimit > 0)) {
     throw new TypeError('plants: options.bodyLimit must be a positive integer')
@@ -41,7 +28,7 @@ function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
 }
 
 /**
- * The plants routes: POST /plants and GET /plants/:id. An encapsulated plugin:
+ * The plants routes: POST /plants, GET /plants, GET and DELETE /plants/:id. An encapsulated plugin:
  * its schemas, JSON parser, validator and error replies stay in its own scope,
  * so a host keeps its own, and `prefix` places the routes.
  */
@@ -94,7 +81,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
       params: PlantParams,
       response: {
         200: plantResponse('The plant'),
-        400: error('The id is not a signed 64-bit integer'),
+        400: badId,
         404: error('No plant has this id'),
         503: unavailable
       }
@@ -104,6 +91,28 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
     if (plant === undefined) throw new HttpError(404, `No plant has id ${request.params.id}.`)
     return plant
   })
+
+  fastify.delete('/plants/:id', {
+    schema: {
+      summary: 'Delete a plant',
+      description: 'Removes the plant; its id is then free for a new plant. Of concurrent deletes of one id, one answers 204.',
+      operationId: 'deletePlant',
+      tags,
+      params: PlantParams,
+      response: {
+        204: { type: 'null', description: 'The plant was deleted' },
+        400: badId,
+        404: error('No plant has this id (a second delete of one id is a 404)'),
+        503: unavailable
+      }
+    }
+  }, async (request, reply) => {
+    // Through the same group commit as creates: writes of one id keep their order.
+    if (!await store.delete(request.params.id)) throw new HttpError(404, `No plant has id ${request.params.id}.`)
+    return reply.code(204).send()
+  })
+
+  listRoute(fastify, store)
 }
 
 export default plants

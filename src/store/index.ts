@@ -3,7 +3,7 @@ import type { StoreLogger } from './outage.js'
 import { openSqliteStore } from './sqlite/index.js'
 import type { PlantStore } from './types.js'
 
-export { StoreUnavailableError, type CreateOutcome, type CreateResult, type PlantRecord, type PlantStore } from './types.js'
+export { StoreUnavailableError, type CreateOutcome, type CreateResult, type ListQuery, type PlantRecord, type PlantStore } from './types.js'
 export { openSqliteStore, type SqliteStoreOptions } from './sqlite/index.js'
 export type { StoreLogger } from './outage.js'
 

@@ -18,15 +18,36 @@ export interface CreateResult {
   plant: Plant
 }
 
+/** One page of plants in ascending (signed) id order. */
+export interface ListQuery {
+  /** The most plants to return. */
+  limit: number
+  /** Only plants whose tag is exactly this. */
+  tag?: string
+  /** Only plants with an id greater than this (the last id of the previous page). */
+  after?: bigint
+}
+
 /** The port the routes use; one adapter per database engine implements it. */
 export interface PlantStore {
   /** Resolves only once the outcome is committed. */
   create (plant: PlantRecord): Promise<CreateResult>
+  /** True when the plant existed and its removal is committed; false when there was none. */
+  delete (id: bigint): Promise<boolean>
   get (id: bigint): Promise<Plant | undefined>
-  /** Rejects with StoreUnavailableError when the store does not answer. */
+  /** Served by an index from `after` on: a page costs the same at any depth. */
+  list (query: ListQuery): Promise<PlantRecord[]>
+  /** Rejects with StoreUnavailableError when the store does not answer or cannot be written. */
   check (): Promise<void>
   close (): Promise<void>
 }
+
+/**
+ * A write, as the adapters queue it: creates and deletes share one group-commit
+ * queue, so writes of one id are committed in the order they arrived.
+ */
+export type Write = { op: 'create', plant: PlantRecord } | { op: 'delete', id: bigint }
+export type WriteResult = CreateResult | boolean
 
 /** The store cannot be reached or cannot answer now; retrying later may succeed. */
 export class StoreUnavailableError extends Error {
@@ -43,4 +64,8 @@ export function samePlant (a: Plant, b: Plant): boolean {
 
 export function toPlant (name: string, tag: string | null | undefined): Plant {
   return tag == null ? { name } : { name, tag }
+}
+
+export function toRecord (id: bigint, name: string, tag: string | null | undefined): PlantRecord {
+  return tag == null ? { id, name } : { id, name, tag }
 }

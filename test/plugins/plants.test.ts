@@ -27,6 +27,23 @@ t.test('alone on a bare Fastify, under a prefix, with no auth', async (t) => {
   t.equal((await app.inject({ ...json({ id: 1, name: 'Fern' }), url: '/plants' })).statusCode, 404, 'nothing outside the prefix')
 })
 
+t.test('under /api, the next link carries the prefix and leads to the next page', async (t) => {
+  const { app } = await host(t, async (app, store) => {
+    await app.register(plants, { store, prefix: '/api' })
+  })
+  for (const id of [3, 1, 2]) t.equal((await app.inject({ ...json({ id, name: `p${id}`, tag: 'x' }), url: '/api/plants' })).statusCode, 200)
+  const first = await app.inject('/api/plants?limit=2&tag=x')
+  t.equal(first.body, '[{"id":1,"name":"p1","tag":"x"},{"id":2,"name":"p2","tag":"x"}]')
+  const link = /^<(\/api\/plants\?limit=2&tag=x&cursor=[\w-]+)>; rel="next"$/.exec(first.headers.link as string)
+  t.ok(link, `the link names the prefix: ${first.headers.link}`)
+  const next = new URL((link as RegExpExecArray)[1], 'http://host/api/plants?limit=2&tag=x')
+  const second = await app.inject(next.pathname + next.search)
+  t.equal(second.body, '[{"id":3,"name":"p3","tag":"x"}]')
+  t.equal(second.headers.link, undefined)
+  t.equal((await app.inject({ method: 'DELETE', url: '/api/plants/3' })).statusCode, 204)
+  t.equal((await app.inject({ method: 'DELETE', url: '/plants/3' })).statusCode, 404, 'nothing outside the prefix')
+})
+
 t.test('nothing it sets leaks onto the host', async (t) => {
   const { app } = await host(t, async (app, store) => {
     await app.register(plants, { store, prefix: '/v1' })
@@ -96,7 +113,8 @@ t.test('a store failure is a 500 that carries no internals', async (t) => {
 })
 
 t.test('options are checked at registration', async (t) => {
-  const bad: unknown[] = [{}, { store: null }, { store: { create () {} } }, { store: openSqliteStore({ path: ':memory:' }), bodyLimit: 0 }]
+  const partial = { create () {}, get () {}, check () {}, close () {} }
+  const bad: unknown[] = [{}, { store: null }, { store: { create () {} } }, { store: partial }, { store: openSqliteStore({ path: ':memory:' }), bodyLimit: 0 }]
   for (const options of bad) {
     const app = Fastify()
     await t.rejects(async () => { await app.register(plants, options as never).ready() }, /plants: options\./)

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { groupCommit, type Waiter } from '../group-commit.js'
+import { groupCommit } from '../group-commit.js'
 import { SILENT, trackOutage, type StoreLogger } from '../outage.js'
-import { samePlant, StoreUnavailableError, toPlant, type CreateResult, type PlantRecord, type PlantStore } from '../types.js'
+import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteResult } from '../types.js'
+import { migrate } from './migrate.js'
+import { plantStatements } from './plants.js'
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:`. The file's directory is created when missing. */
@@ -16,31 +18,12 @@ export interface SqliteStoreOptions {
   log?: StoreLogger
 }
 
-// Versioned migrations: step N brings user_version from N to N + 1.
-const MIGRATIONS = [
-  'CREATE TABLE plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT'
-]
-
 // Errors that say the database cannot answer now, rather than that the request is wrong.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/
-
-interface Row { name: string, tag: string | null }
 
 function unavailable (error: unknown): StoreUnavailableError | undefined {
   const code = (error as { code?: unknown }).code
   return typeof code === 'string' && UNAVAILABLE.test(code) ? new StoreUnavailableError(code, { cause: error }) : undefined
-}
-
-function migrate (db: Database.Database): void {
-  // IMMEDIATE takes the write lock first, so instances starting together migrate one at a time.
-  db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number
-    if (version > MIGRATIONS.length) {
-      throw new Error(`the database schema is version ${version}, newer than this build's ${MIGRATIONS.length}`)
-    }
-    for (const step of MIGRATIONS.slice(version)) db.exec(step)
-    db.pragma(`user_version = ${MIGRATIONS.length}`)
-  }).immediate()
 }
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
@@ -51,8 +34,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
   migrate(db)
 
-  const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
-  const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?')
+  const plants = plantStatements(db)
   // Ready means writable: take the write lock (waiting up to busyTimeout) and let it go.
   const begin = db.prepare('BEGIN IMMEDIATE')
   const rollback = db.prepare('ROLLBACK')
@@ -72,23 +54,14 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     return result
   }
 
-  // The primary key decides: the insert either takes the id or leaves the row that holds it.
-  function createOne (plant: PlantRecord): CreateResult {
-    if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-      return { outcome: 'created', plant: toPlant(plant.name, plant.tag) }
-    }
-    const row = select.get(plant.id) as Row
-    const stored = toPlant(row.name, row.tag)
-    return { outcome: samePlant(stored, plant) ? 'replayed' : 'conflict', plant: stored }
-  }
-
   // One transaction for a whole batch: one commit (one fsync with synchronous=full)
-  // instead of one per request. A row that fails on its own fails only its
-  // statement, so the rest of the batch commits; an unavailable store fails all.
-  const commitBatch = db.transaction((batch: Array<Waiter<PlantRecord, CreateResult>>) =>
-    batch.map(({ item }): CreateResult | Error => {
+  // instead of one per request. Writes run in arrival order, so a create, a delete
+  // and a create of one id end as they would alone. A row that fails on its own
+  // fails only its statement, so the rest of the batch commits; an unavailable store fails all.
+  const commitBatch = db.transaction((batch: Write[]) =>
+    batch.map((write): WriteResult | Error => {
       try {
-        return createOne(item)
+        return plants.write(write)
       } catch (error) {
         // A full disk or an I/O error mid-batch ends the whole transaction: fail it all.
         /* c8 ignore next -- SQLite cannot be made to run out of disk or fail I/O from a test */
@@ -97,14 +70,14 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
       }
     }))
 
-  const writes = groupCommit<PlantRecord, CreateResult>({
+  const writes = groupCommit<Write, WriteResult>({
     maxBatch: 1000,
     // better-sqlite3 is synchronous: one batch at a time, the next gathers meanwhile.
     maxInFlight: 1,
     async commit (batch) {
-      let results: Array<CreateResult | Error>
+      let results: Array<WriteResult | Error>
       try {
-        results = run(() => commitBatch.immediate(batch))
+        results = run(() => commitBatch.immediate(batch.map((waiter) => waiter.item)))
       } catch (error) {
         for (const waiter of batch) waiter.reject(error)
         return
@@ -115,13 +88,20 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   })
 
   return {
-    create (plant: PlantRecord): Promise<CreateResult> {
-      return writes.add(plant)
+    create (plant: PlantRecord) {
+      return writes.add({ op: 'create', plant }) as Promise<CreateResult>
+    },
+
+    delete (id: bigint) {
+      return writes.add({ op: 'delete', id }) as Promise<boolean>
     },
 
     async get (id: bigint) {
-      const row = run(() => select.get(id))
-      return row === undefined ? undefined : toPlant(row.name, row.tag)
+      return run(() => plants.get(id))
+    },
+
+    async list (query) {
+      return run(() => plants.list(query))
     },
 
     async check () {

@@ -1,0 +1,52 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { PlantListItem, PlantListQuery, ref } from '../../schemas/index.js'
+import { HttpError } from '../../src/errors.js'
+import type { PlantStore } from '../../src/store/types.js'
+import { readCursor, writeCursor } from './cursor.js'
+import { error, tags, unavailable } from './responses.js'
+
+// A repeated parameter (`?limit=5&limit=6`) arrives as an array: refused by name before the schema sees it.
+async function refuseRepeated (request: FastifyRequest): Promise<void> {
+  const repeated = Object.entries(request.query as Record<string, unknown>).find(([, value]) => Array.isArray(value))
+  if (repeated !== undefined) throw new HttpError(400, `querystring/${repeated[0]} is repeated: give it once.`)
+}
+
+/** GET /plants: a page of plants in id order, by key, with an RFC 8288 `next` link while more follow. */
+export function listRoute (instance: FastifyInstance, store: PlantStore): void {
+  const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
+  fastify.get('/plants', {
+    preValidation: refuseRepeated,
+    schema: {
+      summary: 'List plants',
+      description: 'Plants in ascending id order (negative ids first), a page at a time. While more plants follow, ' +
+        'the `Link` header gives the next page (`rel="next"`); the last page has none.',
+      operationId: 'listPlants',
+      tags,
+      querystring: PlantListQuery,
+      response: {
+        200: Type.Array(ref(PlantListItem), {
+          description: 'A page of plants; `[]` when none match',
+          headers: {
+            Link: Type.String({ description: 'Present while more plants follow: `<…>; rel="next"`, a reference to the next page relative to this one' })
+          }
+        }),
+        400: error('A query parameter is out of range, not a plain decimal, repeated or unknown, or the cursor was altered'),
+        503: unavailable
+      }
+    }
+  }, async (request, reply) => {
+    const { limit, tag, cursor } = request.query
+    const after = cursor === undefined ? undefined : readCursor(cursor, tag)
+    // One more than the page: whether a next page exists is known without a count.
+    const page = await store.list({ limit: limit + 1, tag, after })
+    if (page.length > limit) {
+      page.length = limit
+      const query = `limit=${limit}${tag === undefined ? '' : `&tag=${encodeURIComponent(tag)}`}&cursor=${writeCursor(page[limit - 1].id, tag)}`
+      // The route's own path, prefix included: the reference resolves against the request URL.
+      reply.header('link', `<${request.routeOptions.url}?${query}>; rel="next"`)
+    }
+    return page
+  })
+}

@@ -1,0 +1,106 @@
+import type { Plant } from '../../../schemas/plant.js'
+import type { Waiter } from '../group-commit.js'
+import { samePlant, StoreUnavailableError, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type Write, type WriteResult } from '../types.js'
+
+/** Runs one named statement (parsed and planned once per connection) through the store's error handling. */
+export type Query = <R extends object>(name: string, text: string, values?: unknown[]) => Promise<{ rows: R[] }>
+
+interface Row { id: string, name: string, tag: string | null }
+
+const INSERT = `INSERT INTO plants (id, name, tag)
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT (id) DO NOTHING RETURNING id`
+const SELECT_MANY = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])'
+const DELETE_MANY = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING id'
+const COLUMNS = 'SELECT id, name, tag FROM plants'
+// One statement per shape of page, each served by an index from its first key:
+// plants_pkey, or plants_tag_id for a tag. No OFFSET and no count.
+const PAGES = {
+  first: `${COLUMNS} ORDER BY id LIMIT $1`,
+  after: `${COLUMNS} WHERE id > $2 ORDER BY id LIMIT $1`,
+  firstTagged: `${COLUMNS} WHERE tag = $2 ORDER BY id LIMIT $1`,
+  afterTagged: `${COLUMNS} WHERE tag = $2 AND id > $3 ORDER BY id LIMIT $1`
+}
+
+type WriteWaiter = Waiter<Write, WriteResult>
+
+/** The plants table: reads, and the writes of one group-commit batch. */
+export function plantQueries (query: Query) {
+  /** Commits `plants` with one INSERT (and at most one SELECT) and returns each one's outcome, in order. */
+  async function insertMany (plants: PlantRecord[]): Promise<CreateResult[]> {
+    // The first create of an id, in arrival order, is the one that may insert it.
+    const first = new Map<string, number>()
+    plants.forEach((plant, i) => { if (!first.has(String(plant.id))) first.set(String(plant.id), i) })
+    // Ascending ids: batches of several instances then wait on each other's rows in one order, never in a cycle.
+    const rows = [...first.values()].map((i) => plants[i]).sort((a, b) => (a.id < b.id ? -1 : 1))
+    const inserted = await query<{ id: string }>('plant-store-insert', INSERT, [rows.map((r) => String(r.id)), rows.map((r) => r.name), rows.map((r) => r.tag ?? null)])
+
+    const created = new Set(inserted.rows.map((row) => row.id))
+    const stored = new Map<string, Plant>()
+    for (const [id, i] of first) if (created.has(id)) stored.set(id, toPlant(plants[i].name, plants[i].tag))
+    if (stored.size < first.size) {
+      const held = await query<Row>('plant-store-select-many', SELECT_MANY, [[...first.keys()].filter((id) => !created.has(id))])
+      for (const row of held.rows) stored.set(row.id, toPlant(row.name, row.tag))
+    }
+    return plants.map((plant, i) => {
+      const id = String(plant.id)
+      const holder = stored.get(id) as Plant
+      if (created.has(id) && first.get(id) === i) return { outcome: 'created', plant: holder }
+      return { outcome: samePlant(holder, plant) ? 'replayed' : 'conflict', plant: holder }
+    })
+  }
+
+  async function createAll (batch: WriteWaiter[]): Promise<void> {
+    try {
+      const results = await insertMany(batch.map((waiter) => (waiter.item as Write & { op: 'create' }).plant))
+      batch.forEach((waiter, i) => waiter.resolve(results[i]))
+    } catch (error) {
+      if (batch.length === 1 || error instanceof StoreUnavailableError) {
+        for (const waiter of batch) waiter.reject(error)
+        return
+      }
+      // One row the server refuses must not fail the others: each goes alone, in arrival order.
+      for (const waiter of batch) await createAll([waiter])
+    }
+  }
+
+  // Of several deletes of one id, the first in arrival order is the one that removes it.
+  async function deleteAll (batch: WriteWaiter[]): Promise<void> {
+    const ids = batch.map((waiter) => String((waiter.item as Write & { op: 'delete' }).id))
+    try {
+      const { rows } = await query<{ id: string }>('plant-store-delete-many', DELETE_MANY, [[...new Set(ids)]])
+      const deleted = new Set(rows.map((row) => row.id))
+      batch.forEach((waiter, i) => waiter.resolve(deleted.has(ids[i]) && ids.indexOf(ids[i]) === i))
+    } catch (error) {
+      for (const waiter of batch) waiter.reject(error)
+    }
+  }
+
+  return {
+    /**
+     * Commits a batch in arrival order, one statement per run of creates or of
+     * deletes, so that a create, a delete and a create of one id end as they would alone.
+     * Settles every waiter; never rejects.
+     */
+    async commit (batch: WriteWaiter[]): Promise<void> {
+      for (let start = 0, end = 1; start < batch.length; start = end++) {
+        while (end < batch.length && batch[end].item.op === batch[start].item.op) end++
+        const run = batch.slice(start, end)
+        await (run[0].item.op === 'create' ? createAll(run) : deleteAll(run))
+      }
+    },
+
+    async get (id: bigint): Promise<Plant | undefined> {
+      const { rows } = await query<Row>('plant-store-select', 'SELECT name, tag FROM plants WHERE id = $1', [String(id)])
+      return rows.length === 0 ? undefined : toPlant(rows[0].name, rows[0].tag)
+    },
+
+    async list ({ limit, tag, after }: ListQuery): Promise<PlantRecord[]> {
+      const key = tag === undefined ? (after === undefined ? 'first' : 'after') : (after === undefined ? 'firstTagged' : 'afterTagged')
+      const values: unknown[] = [limit]
+      if (tag !== undefined) values.push(tag)
+      if (after !== undefined) values.push(String(after))
+      const { rows } = await query<Row>(`plant-store-page-${key}`, PAGES[key], values)
+      return rows.map((row) => toRecord(BigInt(row.id), row.name, row.tag))
+    }
+  }
+}

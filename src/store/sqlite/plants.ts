@@ -1,0 +1,50 @@
+import type Database from 'better-sqlite3'
+import type { Plant } from '../../../schemas/plant.js'
+import { samePlant, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type Write, type WriteResult } from '../types.js'
+
+interface Row { name: string, tag: string | null }
+interface ListRow extends Row { id: bigint }
+
+/** The plants table's statements, prepared once. */
+export function plantStatements (db: Database.Database) {
+  const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
+  const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
+  const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?')
+  // One statement per shape of page, each served by an index from its first key:
+  // the primary key (the rowid), or plants_tag_id for a tag.
+  const pages = {
+    first: db.prepare<[number], ListRow>('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
+    after: db.prepare<[bigint, number], ListRow>('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?'),
+    firstTagged: db.prepare<[string, number], ListRow>('SELECT id, name, tag FROM plants WHERE tag = ? ORDER BY id LIMIT ?'),
+    afterTagged: db.prepare<[string, bigint, number], ListRow>('SELECT id, name, tag FROM plants WHERE tag = ? AND id > ? ORDER BY id LIMIT ?')
+  }
+  for (const page of Object.values(pages)) page.safeIntegers(true)
+
+  // The primary key decides: the insert either takes the id or leaves the row that holds it.
+  function create (plant: PlantRecord): CreateResult {
+    if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
+      return { outcome: 'created', plant: toPlant(plant.name, plant.tag) }
+    }
+    const row = select.get(plant.id) as Row
+    const stored = toPlant(row.name, row.tag)
+    return { outcome: samePlant(stored, plant) ? 'replayed' : 'conflict', plant: stored }
+  }
+
+  return {
+    write (write: Write): WriteResult {
+      return write.op === 'create' ? create(write.plant) : remove.run(write.id).changes === 1
+    },
+
+    get (id: bigint): Plant | undefined {
+      const row = select.get(id)
+      return row === undefined ? undefined : toPlant(row.name, row.tag)
+    },
+
+    list ({ limit, tag, after }: ListQuery): PlantRecord[] {
+      const rows = tag === undefined
+        ? (after === undefined ? pages.first.all(limit) : pages.after.all(after, limit))
+        : (after === undefined ? pages.firstTagged.all(tag, limit) : pages.afterTagged.all(tag, after, limit))
+      return rows.map((row) => toRecord(row.id, row.name, row.tag))
+    }
+  }
+}
