@@ -1,83 +1,55 @@
 import secureJson from 'secure-json-parse'
+import { readJson } from './read.js'
+import { JsonBodyError, MAX_DEPTH, tooDeep } from './errors.js'
 
-// A run of 16 digits may be an integer beyond 2^53, which JSON.parse rounds.
-const LONG_DIGITS = /\d{16}/
-const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y
-const INTEGER = /^-?\d+$/
+export { JsonBodyError, JsonFraction, MAX_DEPTH } from './errors.js'
+
+const POISON = { protoAction: 'error', constructorAction: 'error' } as const
+
+// A double may misjudge a literal only when it has 16 significant digits or more
+// (the digits may span the point) or an exponent: only then is the exact reader needed.
+const RISKY = /\d(?:\.?\d){15}|\d[eE]/
 
 /**
- * Parses a JSON text with the prototype-poisoning checks of Fastify's own
- * parser. Integers that a double cannot hold exactly come back as BigInt; every
- * other value is what JSON.parse gives. Ordinary bodies take JSON.parse alone.
+ * Parses a JSON text with the prototype-poisoning checks of Fastify's own parser,
+ * deciding every number by the exact decimal value of its literal: integers that a
+ * double cannot hold come back as BigInt (±Infinity beyond a double's range), and a
+ * fraction that the nearest double would show as whole as a JsonFraction. Every
+ * other value is what JSON.parse gives. Throws JsonBodyError only, with a sentence
+ * for the client. Ordinary bodies take JSON.parse alone.
  */
 export function parseJson (text: string): unknown {
-  const value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
-  return LONG_DIGITS.test(text) ? parseExact(text) : value
+  if (text.charCodeAt(0) === 0xFEFF) {
+    throw new JsonBodyError('The request body starts with a byte order mark (U+FEFF): send the JSON without one.')
+  }
+  let value: unknown
+  try {
+    value = secureJson.parse(text, undefined, POISON)
+  } catch {
+    // The exact reader names the position of a syntax error; if it finds none,
+    // the text was refused for a prototype property.
+    readJson(text)
+    throw new JsonBodyError('The request body has a forbidden prototype property (__proto__, or constructor.prototype).')
+  }
+  if (RISKY.test(text)) return readJson(text)
+  checkDepth(value)
+  return value
 }
 
-// Reads a text that secure-json-parse has already accepted: it is valid JSON
-// and has no `__proto__` key, so this reader needs no error paths of its own.
-function parseExact (text: string): unknown {
-  let i = 0
-
-  function skipSpace (): void {
-    while (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t') i++
-  }
-
-  function readString (): string {
-    let end = i + 1
-    while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1
-    const value = JSON.parse(text.slice(i, end + 1)) as string
-    i = end + 1
-    return value
-  }
-
-  function readNumber (): number | bigint {
-    NUMBER.lastIndex = i
-    const token = (NUMBER.exec(text) as RegExpExecArray)[0]
-    i += token.length
-    const value = Number(token)
-    return INTEGER.test(token) && !Number.isSafeInteger(value) ? BigInt(token) : value
-  }
-
-  function readValue (): unknown {
-    skipSpace()
-    switch (text[i]) {
-      case '{': {
-        i++
-        const object: Record<string, unknown> = {}
-        skipSpace()
-        while (text[i] !== '}') {
-          skipSpace()
-          const key = readString()
-          skipSpace()
-          i++ // ':'
-          object[key] = readValue()
-          skipSpace()
-          if (text[i] === ',') i++
-        }
-        i++
-        return object
-      }
-      case '[': {
-        i++
-        const array: unknown[] = []
-        skipSpace()
-        while (text[i] !== ']') {
-          array.push(readValue())
-          skipSpace()
-          if (text[i] === ',') i++
-        }
-        i++
-        return array
-      }
-      case '"': return readString()
-      case 't': i += 4; return true
-      case 'f': i += 5; return false
-      case 'n': i += 4; return null
-      default: return readNumber()
+// JSON.parse nests as deep as the text does; a body must not (the exact reader
+// recurses, and so may whatever walks the body later). Level by level, no recursion.
+function checkDepth (value: unknown): void {
+  let level = isContainer(value) ? [value] : []
+  for (let depth = 1; level.length > 0; depth++) {
+    if (depth > MAX_DEPTH) throw tooDeep()
+    const next: object[] = []
+    for (const node of level) {
+      for (const child of Object.values(node)) if (isContainer(child)) next.push(child)
     }
+    level = next
   }
+}
 
-  return readValue()
+function isContainer (value: unknown): value is object {
+  return typeof value === 'object' && value !== null
 }
