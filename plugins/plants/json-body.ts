@@ -12,8 +12,12 @@ function unreadable (request: FastifyRequest): string | undefined {
   if (request.headers['content-encoding'] !== undefined) {
     return 'Content-Encoding is not supported: send the body uncompressed, as plain UTF-8 JSON.'
   }
-  for (const [, value] of (request.headers['content-type'] as string).matchAll(CHARSET)) {
-    if (value.trim().replace(/^"(.*)"$/, '$1').toLowerCase() !== 'utf-8') {
+  const type = request.headers['content-type'] as string
+  // Most clients send no parameter at all: no need to look for one.
+  if (!type.includes(';')) return undefined
+  CHARSET.lastIndex = 0
+  for (let match = CHARSET.exec(type); match !== null; match = CHARSET.exec(type)) {
+    if (match[1].trim().replace(/^"(.*)"$/, '$1').toLowerCase() !== 'utf-8') {
       return 'Unsupported charset: send the body as application/json in UTF-8 (charset=utf-8, or none).'
     }
   }

@@ -32,24 +32,34 @@ export function parseJson (text: string): unknown {
     throw new JsonBodyError('The request body has a forbidden prototype property (__proto__, or constructor.prototype).')
   }
   if (RISKY.test(text)) return readJson(text)
-  checkDepth(value)
+  // Each level takes two characters at least: a short text cannot be too deep.
+  if (text.length > 2 * MAX_DEPTH) checkDepth(text)
   return value
 }
 
-// JSON.parse nests as deep as the text does; a body must not (the exact reader
-// recurses, and so may whatever walks the body later). Level by level, no recursion.
-function checkDepth (value: unknown): void {
-  let level = isContainer(value) ? [value] : []
-  for (let depth = 1; level.length > 0; depth++) {
+const STRUCTURE = /["[\]{}]/g
+
+// Counted on the text, as the exact reader counts it, not on the value: a
+// repeated key drops a value but not its nesting. The text is valid JSON here.
+function checkDepth (text: string): void {
+  let depth = 0
+  STRUCTURE.lastIndex = 0
+  for (let match = STRUCTURE.exec(text); match !== null; match = STRUCTURE.exec(text)) {
+    const char = match[0]
+    if (char === '"') STRUCTURE.lastIndex = endOfString(text, match.index) + 1
+    else if (char === '[' || char === '{') depth++
+    else depth--
     if (depth > MAX_DEPTH) throw tooDeep()
-    const next: object[] = []
-    for (const node of level) {
-      for (const child of Object.values(node)) if (isContainer(child)) next.push(child)
-    }
-    level = next
   }
 }
 
-function isContainer (value: unknown): value is object {
-  return typeof value === 'object' && value !== null
+// The index of the quote that closes the string opening at `start`.
+function endOfString (text: string, start: number): number {
+  let end = text.indexOf('"', start + 1)
+  for (;;) {
+    let backslashes = 0
+    while (text.charCodeAt(end - 1 - backslashes) === 92) backslashes++
+    if (backslashes % 2 === 0) return end
+    end = text.indexOf('"', end + 1)
+  }
 }
