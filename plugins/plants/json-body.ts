@@ -45,11 +45,14 @@ export function acceptJsonBodies (fastify: FastifyInstance): void {
     } catch {
       return done(new HttpError(400, 'The request body is not valid UTF-8: send JSON encoded as UTF-8.'), undefined)
     }
+    let value: unknown
     try {
-      done(null, parseJson(text))
+      value = parseJson(text)
     } catch (err) {
       // parseJson throws JsonBodyError only, whose message is meant for the client.
-      done(new HttpError(400, (err as Error).message), undefined)
+      return done(new HttpError(400, (err as Error).message), undefined)
     }
+    // Outside the try: what done runs next must not be answered as a bad body.
+    done(null, value)
   })
 }
