@@ -8,9 +8,10 @@ export const INT64_MIN = -(2n ** 63n)
 export const INT64_MAX = 2n ** 63n - 1n
 const KEYWORD = 'int64'
 const DECIMAL_KEYWORD = 'decimal'
-const DECIMAL = /^-?\d+$/
+// Canonical decimal text: no sign on zero, no plus, no leading zeros (`007`, `+7`, `-0` are refused).
+const DECIMAL = /^(?:0|-?[1-9]\d*)$/
 const NOT_INTEGER = 'must be integer'
-const OUT_OF_RANGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}, written without fraction or exponent`
+const OUT_OF_RANGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}`
 
 /** The value as a BigInt, or the reason it is not a signed 64-bit integer. */
 export function readInt64 (value: unknown, fromString: boolean): bigint | string {
@@ -18,8 +19,9 @@ export function readInt64 (value: unknown, fromString: boolean): bigint | string
   if (typeof value === 'bigint') {
     int = value
   } else if (typeof value === 'number') {
-    if (!Number.isInteger(value)) return NOT_INTEGER
-    if (!Number.isSafeInteger(value)) return OUT_OF_RANGE
+    // The body parser gives integers beyond 2^53 as BigInt and those beyond a
+    // double's range as ±Infinity; an unsafe whole double is out of range too.
+    if (!Number.isSafeInteger(value)) return Number.isInteger(value) || Math.abs(value) === Infinity ? OUT_OF_RANGE : NOT_INTEGER
     int = BigInt(value)
   } else if (fromString && typeof value === 'string' && DECIMAL.test(value)) {
     int = BigInt(value)
@@ -66,8 +68,6 @@ function forAjv (schema: unknown, text: boolean): unknown {
   return object
 }
 
-const CANONICAL = /^(?:0|-?[1-9]\d*)$/
-
 // An integer written in text, as a person would: `7`, `-7`; not `007`, `+7`, `7.0` or `1e1`.
 const decimalKeyword: KeywordDefinition = {
   keyword: DECIMAL_KEYWORD,
@@ -76,7 +76,7 @@ const decimalKeyword: KeywordDefinition = {
   errors: true,
   validate: function validate (this: unknown, range: { minimum: number, maximum: number }, data: unknown, _parent: unknown, cxt?: DataValidationCxt): boolean {
     // Text arrives as a string; a number here is the schema's own default.
-    const value = typeof data === 'number' ? data : typeof data === 'string' && CANONICAL.test(data) ? Number(data) : NaN
+    const value = typeof data === 'number' ? data : typeof data === 'string' && DECIMAL.test(data) ? Number(data) : NaN
     if (!(value >= range.minimum && value <= range.maximum)) {
       (validate as { errors?: Array<Partial<ErrorObject>> }).errors = [{ keyword: DECIMAL_KEYWORD, message: `must be an integer from ${range.minimum} to ${range.maximum}, in plain decimal digits`, params: {} }]
       return false

@@ -60,7 +60,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
         400: error('The body is not JSON, or breaks the NewPlant schema; the message names the field and the rule'),
         409: error('A different plant already has this id; it was left as it was'),
         413: error('The body is larger than the service accepts'),
-        415: error('The body is not application/json'),
+        415: error('The body is not application/json, names a charset other than utf-8, or has a Content-Encoding'),
         503: unavailable
       }
     }

@@ -1,83 +1,65 @@
 import secureJson from 'secure-json-parse'
+import { readJson } from './read.js'
+import { JsonBodyError, MAX_DEPTH, tooDeep } from './errors.js'
 
-// A run of 16 digits may be an integer beyond 2^53, which JSON.parse rounds.
-const LONG_DIGITS = /\d{16}/
-const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y
-const INTEGER = /^-?\d+$/
+export { JsonBodyError, JsonFraction, MAX_DEPTH } from './errors.js'
+
+const POISON = { protoAction: 'error', constructorAction: 'error' } as const
+
+// A double may misjudge a literal only when it has 16 significant digits or more
+// (the digits may span the point) or an exponent: only then is the exact reader needed.
+const RISKY = /\d(?:\.?\d){15}|\d[eE]/
 
 /**
- * Parses a JSON text with the prototype-poisoning checks of Fastify's own
- * parser. Integers that a double cannot hold exactly come back as BigInt; every
- * other value is what JSON.parse gives. Ordinary bodies take JSON.parse alone.
+ * Parses a JSON text with the prototype-poisoning checks of Fastify's own parser,
+ * deciding every number by the exact decimal value of its literal: integers that a
+ * double cannot hold come back as BigInt (±Infinity beyond a double's range), and a
+ * fraction that the nearest double would show as whole as a JsonFraction. Every
+ * other value is what JSON.parse gives. Throws JsonBodyError only, with a sentence
+ * for the client. Ordinary bodies take JSON.parse alone.
  */
 export function parseJson (text: string): unknown {
-  const value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
-  return LONG_DIGITS.test(text) ? parseExact(text) : value
+  if (text.charCodeAt(0) === 0xFEFF) {
+    throw new JsonBodyError('The request body starts with a byte order mark (U+FEFF): send the JSON without one.')
+  }
+  let value: unknown
+  try {
+    value = secureJson.parse(text, undefined, POISON)
+  } catch {
+    // The exact reader names the position of a syntax error; if it finds none,
+    // the text was refused for a prototype property.
+    readJson(text)
+    throw new JsonBodyError('The request body has a forbidden prototype property (__proto__, or constructor.prototype).')
+  }
+  if (RISKY.test(text)) return readJson(text)
+  // Each level takes two characters at least: a short text cannot be too deep.
+  if (text.length > 2 * MAX_DEPTH) checkDepth(text)
+  return value
 }
 
-// Reads a text that secure-json-parse has already accepted: it is valid JSON
-// and has no `__proto__` key, so this reader needs no error paths of its own.
-function parseExact (text: string): unknown {
-  let i = 0
+const STRUCTURE = /["[\]{}]/g
 
-  function skipSpace (): void {
-    while (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t') i++
+// Counted on the text, as the exact reader counts it, not on the value: a
+// repeated key drops a value but not its nesting. The text is valid JSON here.
+function checkDepth (text: string): void {
+  let depth = 0
+  STRUCTURE.lastIndex = 0
+  for (let match = STRUCTURE.exec(text); match !== null; match = STRUCTURE.exec(text)) {
+    const char = match[0]
+    if (char === '"') STRUCTURE.lastIndex = endOfString(text, match.index) + 1
+    else if (char === '[' || char === '{') depth++
+    else depth--
+    if (depth > MAX_DEPTH) throw tooDeep()
   }
+}
 
-  function readString (): string {
-    let end = i + 1
-    while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1
-    const value = JSON.parse(text.slice(i, end + 1)) as string
-    i = end + 1
-    return value
+// The index of the quote that closes the string opening at `start`.
+function endOfString (text: string, start: number): number {
+  let end = text.indexOf('"', start + 1)
+  for (;;) {
+    let backslashes = 0
+    while (text.charCodeAt(end - 1 - backslashes) === 92) backslashes++
+    if (backslashes % 2 === 0) return end
+    end = text.indexOf('"', end + 1)
   }
-
-  function readNumber (): number | bigint {
-    NUMBER.lastIndex = i
-    const token = (NUMBER.exec(text) as RegExpExecArray)[0]
-    i += token.length
-    const value = Number(token)
-    return INTEGER.test(token) && !Number.isSafeInteger(value) ? BigInt(token) : value
-  }
-
-  function readValue (): unknown {
-    skipSpace()
-    switch (text[i]) {
-      case '{': {
-        i++
-        const object: Record<string, unknown> = {}
-        skipSpace()
-        while (text[i] !== '}') {
-          skipSpace()
-          const key = readString()
-          skipSpace()
-          i++ // ':'
-          object[key] = readValue()
-          skipSpace()
-          if (text[i] === ',') i++
-        }
-        i++
-        return object
-      }
-      case '[': {
-        i++
-        const array: unknown[] = []
-        skipSpace()
-        while (text[i] !== ']') {
-          array.push(readValue())
-          skipSpace()
-          if (text[i] === ',') i++
-        }
-        i++
-        return array
-      }
-      case '"': return readString()
-      case 't': i += 4; return true
-      case 'f': i += 5; return false
-      case 'n': i += 4; return null
-      default: return readNumber()
-    }
-  }
-
-  return readValue()
 }

@@ -50,15 +50,28 @@ forEachStore(t, (t, build) => {
     assertError(t, await postPlant(app, '{"id":9007199254740993,"name":"other"}'), 409, /9007199254740993/)
   })
 
-  t.test('ids outside int64, fractions and exponents are a 400', async (t) => {
+  t.test('ids outside int64 and fractions are a 400, decided by the exact decimal value', async (t) => {
     const app = await build(t)
-    // 9007199254740993.5 reaches the validator as a double that is a whole but inexact number.
-    for (const id of ['9223372036854775808', '-9223372036854775809', '18446744073709551616', '1e19', '-1e19', '9007199254740993.5']) {
+    for (const id of ['9223372036854775808', '-9223372036854775809', '18446744073709551616', '1e19', '-1e19', '1e400', '9.3e18']) {
       const res = await postPlant(app, `{"id":${id},"name":"out"}`)
-      assertError(t, res, 400, /^body\/id must be an integer from -9223372036854775808 to 9223372036854775807/)
+      assertError(t, res, 400, /^body\/id must be an integer from -9223372036854775808 to 9223372036854775807$/)
     }
-    for (const id of ['0.5', '-2.25', '1e400']) {
+    // Each is a fraction, though the nearest double is a whole number.
+    for (const id of ['0.5', '-2.25', '4503599627370497.5', '9007199254740993.5', '1e-400', '-1e-400', '123456789.0000000001', '0.99999999999999999999']) {
       assertError(t, await postPlant(app, `{"id":${id},"name":"frac"}`), 400, /^body\/id must be integer$/)
+    }
+    assertError(t, await getPlant(app, '4503599627370498'), 404, undefined)
+    assertError(t, await getPlant(app, '0'), 404, undefined)
+  })
+
+  t.test('an id written with a fraction or an exponent is the integer it denotes', async (t) => {
+    const app = await build(t)
+    const cases: Array<[string, string]> = [['10.0', '10'], ['1e15', '1000000000000000'], ['1e18', '1000000000000000000'],
+      ['-0', '0'], ['0.1e1', '1'], ['9.223372036854775807e18', INT64_MAX], ['92233720368547758.07E2', INT64_MAX], ['-9223372036854775808.000', INT64_MIN]]
+    for (const [literal, id] of cases) {
+      const res = await postPlant(app, `{"id":${literal},"name":"n${id}"}`)
+      t.equal(res.statusCode, 200, literal)
+      t.same((await getPlant(app, id)).json(), { name: `n${id}` }, `${literal} is ${id}`)
     }
   })
 
@@ -67,10 +80,21 @@ forEachStore(t, (t, build) => {
     for (const id of ['9223372036854775808', '-9223372036854775809', '99999999999999999999999']) {
       assertError(t, await getPlant(app, id), 400, /^params\/id must be an integer from/)
     }
-    for (const id of ['abc', '5.5', '1e3', '0x10', '%20', '+5', '5%20']) {
+    for (const id of ['abc', '5.5', '1e3', '0x10', '%20', '+5', '5%20', '007', '+7', '-0', '7.0', '%207', '00', '-007']) {
       assertError(t, await getPlant(app, id), 400, /^params\/id must be integer$/)
     }
     assertError(t, await getPlant(app, INT64_MAX), 404)
+  })
+
+  t.test('the id in the path is canonical: no alias reads another plant', async (t) => {
+    const app = await build(t)
+    t.equal((await postPlant(app, '{"id":7,"name":"seven"}')).statusCode, 200)
+    t.equal((await postPlant(app, '{"id":0,"name":"zero"}')).statusCode, 200)
+    t.same((await getPlant(app, '7')).json(), { name: 'seven' })
+    t.same((await getPlant(app, '0')).json(), { name: 'zero' })
+    for (const alias of ['007', '+7', '-0', '07', '7.0']) {
+      assertError(t, await getPlant(app, alias), 400, /^params\/id must be integer$/)
+    }
   })
 
   t.test('strings are stored and returned exactly', async (t) => {

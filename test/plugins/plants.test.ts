@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import plants from '../../plugins/plants/index.js'
+import { acceptJsonBodies } from '../../plugins/plants/json-body.js'
+import { sendError } from '../../src/errors.js'
 import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { PlantStore } from '../../src/store/types.js'
 import { assertError } from '../helpers/build.js'
@@ -119,4 +121,19 @@ t.test('options are checked at registration', async (t) => {
     const app = Fastify()
     await t.rejects(async () => { await app.register(plants, options as never).ready() }, /plants: options\./)
   }
+})
+
+t.test('its JSON parser lets a route without a body schema take an empty body', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  acceptJsonBodies(app)
+  app.setErrorHandler(sendError)
+  app.delete('/thing', async (request) => ({ body: request.body ?? 'none' }))
+  app.post('/thing', { schema: { body: { type: 'object' } } }, async (request) => ({ body: request.body }))
+  const empty = { url: '/thing', headers: { 'content-type': 'application/json' }, payload: '' }
+  const res = await app.inject({ ...empty, method: 'DELETE' })
+  t.equal(res.statusCode, 200, 'a DELETE labelled JSON with no body')
+  t.same(res.json(), { body: 'none' })
+  t.same((await app.inject({ ...empty, method: 'DELETE', payload: '{"a":1}' })).json(), { body: { a: 1 } })
+  assertError(t, await app.inject({ ...empty, method: 'POST' }), 400, /^The request body is empty/)
 })
