@@ -75,9 +75,15 @@ export class ConfigError extends Error {
 
 const DEFAULTS: Record<string, string> = { SQLITE_SYNCHRONOUS: 'normal', LOG_LEVEL: 'info' }
 
-function explain (errors: ErrorObject[], env: Record<string, string | undefined>): string {
-  const names = new Set(errors.map((e) => e.instancePath.slice(1)).filter((name) => name !== ''))
-  return [...names].map((name) => {
+// Ajv would take `0x10`, `1e3` or ` 5` for numbers: a number is plain decimal digits.
+function looseNumbers (data: Record<string, string | undefined>): string[] {
+  return Object.entries(Environment.properties as Record<string, TSchema>)
+    .filter(([name, schema]) => schema.type === 'integer' && !/^[0-9]+$/.test(data[name] ?? '0'))
+    .map(([name]) => name)
+}
+
+function explain (names: Iterable<string>, env: Record<string, string | undefined>): string {
+  return [...new Set(names)].map((name) => {
     const schema = (Environment.properties as Record<string, TSchema>)[name]
     return `${name}=${JSON.stringify(env[name])} is not valid: expected ${schema.description}`
   }).join('; ')
@@ -100,12 +106,15 @@ function readTokens (env: Environment): string[] {
 export function loadConfig (env: Record<string, string | undefined> = process.env): Config {
   // Empty variables count as unset, so `PORT=` in a compose file means the default.
   const data = Object.fromEntries(Object.entries({ ...DEFAULTS, ...env }).filter(([, value]) => value !== ''))
+  const loose = looseNumbers(data)
   let parsed: Environment
   try {
     parsed = envSchema<Environment>({ schema: structuredClone(Environment), data, env: false })
   } catch (error) {
-    throw new ConfigError(explain((error as { errors: ErrorObject[] }).errors, env))
+    const names = (error as { errors: ErrorObject[] }).errors.map((e) => e.instancePath.slice(1)).filter((name) => name !== '')
+    throw new ConfigError(explain([...loose, ...names], env))
   }
+  if (loose.length > 0) throw new ConfigError(explain(loose, env))
 
   // Node refuses to start a server whose headers may take longer than the whole request.
   if (parsed.HEADERS_TIMEOUT > parsed.REQUEST_TIMEOUT) {
@@ -115,8 +124,9 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   const tokens = readTokens(parsed)
   let generatedToken: string | undefined
   if (tokens.length === 0) {
-    if (parsed.NODE_ENV === 'production') {
-      throw new ConfigError('API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV=production')
+    // Only a developer's machine may run on a made-up token: a typo in NODE_ENV must not.
+    if (parsed.NODE_ENV !== undefined && !['development', 'test'].includes(parsed.NODE_ENV)) {
+      throw new ConfigError(`API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV=${JSON.stringify(parsed.NODE_ENV)}: only development and test run on a generated token`)
     }
     generatedToken = randomBytes(24).toString('base64url')
     tokens.push(generatedToken)

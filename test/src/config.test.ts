@@ -72,13 +72,19 @@ t.test('tokens from API_TOKENS and API_TOKENS_FILE together', async (t) => {
     new ConfigError(`API_TOKENS_FILE=${JSON.stringify(join(t.testdir(), 'missing'))} cannot be read: ENOENT`))
 })
 
-t.test('no token: one is generated, except in production', async (t) => {
+t.test('no token: one is generated only when NODE_ENV is unset, development or test', async (t) => {
   const config = loadConfig({})
   t.match(config.generatedToken, /^[A-Za-z0-9_-]{32}$/)
   t.same(config.tokens, [config.generatedToken])
   t.not(loadConfig({}).generatedToken, config.generatedToken, 'a new one each start')
-  t.throws(() => loadConfig({ NODE_ENV: 'production' }), /API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV=production/)
+  for (const NODE_ENV of ['development', 'test', '']) t.match(loadConfig({ NODE_ENV }).generatedToken, /^[A-Za-z0-9_-]{32}$/, NODE_ENV)
+  t.throws(() => loadConfig({ NODE_ENV: 'production' }),
+    new ConfigError('API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV="production": only development and test run on a generated token'))
   t.throws(() => loadConfig({ NODE_ENV: 'production', API_TOKENS: ' , ' }), ConfigError)
+  for (const NODE_ENV of ['prodution', 'staging', 'Development', 'test ']) {
+    t.throws(() => loadConfig({ NODE_ENV }), /must name at least one token when NODE_ENV=/, NODE_ENV)
+  }
+  t.equal(loadConfig({ NODE_ENV: 'staging', API_TOKENS: 'a' }).generatedToken, undefined, 'any NODE_ENV runs with a token')
 })
 
 t.test('a bad value names the variable and what it accepts, in one line', async (t) => {
@@ -102,6 +108,13 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
   for (const [env, message] of cases) {
     t.throws(() => loadConfig({ API_TOKENS: 'a', ...env }), new ConfigError(message), message)
   }
+  for (const PORT of ['0x10', '1e3', ' 5', '5 ', '+5', '-0', '5.0', '０']) {
+    t.throws(() => loadConfig({ API_TOKENS: 'a', PORT }),
+      new ConfigError(`PORT=${JSON.stringify(PORT)} is not valid: expected a TCP port, an integer from 0 to 65535`), `PORT=${PORT}`)
+  }
+  t.throws(() => loadConfig({ API_TOKENS: 'a', BODY_LIMIT: '1e3', PORT: 'x' }), /^PORT="x" is not valid: .+; BODY_LIMIT="1e3" is not valid: [^;]+$/)
+  t.throws(() => loadConfig({ API_TOKENS: 'a', RATE_LIMIT_MAX: '0x10' }), /^RATE_LIMIT_MAX="0x10" is not valid/)
+  t.equal(loadConfig({ API_TOKENS: 'a', PORT: '08080' }).port, 8080, 'leading zeros are still decimal digits')
   const both = t.throws(() => loadConfig({ API_TOKENS: 'a', PORT: 'x', BODY_LIMIT: 'y' })) as Error
   t.notMatch(both.message, /\n/, 'one line')
 })
