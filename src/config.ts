@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import envSchema from 'env-schema'
+import { redactDatabaseUrl } from './redact.js'
 
 function oneOf<T extends string> (values: readonly T[], description: string) {
   return Type.Unsafe<T>({ type: 'string', enum: values, description })
@@ -85,7 +86,8 @@ function looseNumbers (data: Record<string, string | undefined>): string[] {
 function explain (names: Iterable<string>, env: Record<string, string | undefined>): string {
   return [...new Set(names)].map((name) => {
     const schema = (Environment.properties as Record<string, TSchema>)[name]
-    return `${name}=${JSON.stringify(env[name])} is not valid: expected ${schema.description}`
+    const value = name === 'DATABASE_URL' && env[name] !== undefined ? redactDatabaseUrl(env[name]) : env[name]
+    return `${name}=${JSON.stringify(value)} is not valid: expected ${schema.description}`
   }).join('; ')
 }
 

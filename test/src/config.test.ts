@@ -115,6 +115,11 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
   t.throws(() => loadConfig({ API_TOKENS: 'a', BODY_LIMIT: '1e3', PORT: 'x' }), /^PORT="x" is not valid: .+; BODY_LIMIT="1e3" is not valid: [^;]+$/)
   t.throws(() => loadConfig({ API_TOKENS: 'a', RATE_LIMIT_MAX: '0x10' }), /^RATE_LIMIT_MAX="0x10" is not valid/)
   t.equal(loadConfig({ API_TOKENS: 'a', PORT: '08080' }).port, 8080, 'leading zeros are still decimal digits')
+  for (const DATABASE_URL of ['mysql://admin:hunter2@db/plants', 'postgres:/admin:hunter2@db', ' postgresql://admin:hunter2@db', 'postgres//admin:hunter2@db?password=hunter2']) {
+    const error = t.throws(() => loadConfig({ API_TOKENS: 'a', DATABASE_URL })) as Error
+    t.match(error.message, /^DATABASE_URL=".*\[REDACTED\].*" is not valid: expected sqlite:<path>/, DATABASE_URL)
+    t.notMatch(error.message, 'hunter2', 'no password')
+  }
   const both = t.throws(() => loadConfig({ API_TOKENS: 'a', PORT: 'x', BODY_LIMIT: 'y' })) as Error
   t.notMatch(both.message, /\n/, 'one line')
 })
