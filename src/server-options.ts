@@ -1,8 +1,9 @@
 import { STATUS_CODES, type Server } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyHttpOptions } from 'fastify'
+import type { FastifyHttpOptions, FastifyRequest } from 'fastify'
 import type { Config } from './config.js'
 import { sendFrameworkError } from './errors.js'
+import { databaseSecrets, redactSecrets, redactUrl } from './redact.js'
 import { requestId } from './request-id.js'
 import { RequestLog } from './request-log.js'
 
@@ -28,15 +29,33 @@ export interface LogStream {
   write (line: string): void
 }
 
-export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout'>
+export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout' | 'tokens' | 'databaseUrl'>
+
+// Fastify's own request serializer, but a token in the query string is not logged.
+function serializeRequest (request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort
+  }
+}
 
 /**
  * The Fastify server options, shared by the server process and the tests.
  * `logStream` is where the JSON log lines go: standard output when absent.
  */
 export function serverOptions (config: ServerConfig, logStream?: LogStream): FastifyHttpOptions<Server> {
+  const secrets = [...config.tokens, ...databaseSecrets(config.databaseUrl)]
   return {
-    logger: { level: config.logLevel, stream: logStream },
+    logger: {
+      level: config.logLevel,
+      stream: logStream,
+      serializers: { req: serializeRequest },
+      // The last guard: a configured secret that some message quoted never reaches the log.
+      hooks: { streamWrite: (line) => redactSecrets(line, secrets) }
+    },
     logController: new RequestLog(),
     genReqId: requestId,
     bodyLimit: config.bodyLimit,
