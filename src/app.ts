@@ -9,6 +9,7 @@ import { sharedSchemas } from '../schemas/index.js'
 import type { Config } from './config.js'
 import { describeApiRoute } from './api-routes.js'
 import { sendError, sendNotFound } from './errors.js'
+import { answerProtocol } from './protocol.js'
 import { echoRequestId } from './request-id.js'
 import { serverOptions, type LogStream, type ServerConfig } from './server-options.js'
 import { openStore, type PlantStore, type StoreConfig } from './store/index.js'
@@ -35,6 +36,7 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
   app.setErrorHandler(sendError)
   app.setNotFoundHandler(sendNotFound)
   app.addHook('onRequest', echoRequestId)
+  answerProtocol(app)
 
   // At the root, so that the OpenAPI document names them as its components.
   for (const schema of sharedSchemas) app.addSchema(schema)

@@ -61,11 +61,13 @@ export function serverOptions (config: ServerConfig, logStream?: LogStream): Fas
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { coerceTypes: false } },
     frameworkErrors: sendFrameworkError,
+    // Answered in protocol.ts with the Error body, rather than by Fastify and Node with theirs.
+    return503OnClosing: false,
     clientErrorHandler,
     // A client that sends its request slowly, or idles, cannot hold a connection:
     // Node checks the timeouts of every open connection each second.
     requestTimeout: config.requestTimeout,
     keepAliveTimeout: config.keepAliveTimeout,
-    http: { headersTimeout: config.headersTimeout, requestTimeout: config.requestTimeout, connectionsCheckingInterval: 1000 }
+    http: { headersTimeout: config.headersTimeout, requestTimeout: config.requestTimeout, connectionsCheckingInterval: 1000, requireHostHeader: false }
   }
 }
