@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import auth from '../plugins/auth.js'
+import authFailures from '../plugins/auth-failures.js'
 import docs from '../plugins/docs.js'
 import health from '../plugins/health.js'
 import loadShedding from '../plugins/load-shedding.js'
@@ -15,7 +16,7 @@ import { serverOptions, type LogStream, type ServerConfig } from './server-optio
 import { openStore, type PlantStore, type StoreConfig } from './store/index.js'
 
 export type AppConfig = StoreConfig & ServerConfig &
-  Pick<Config, 'tokens' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay'>
+  Pick<Config, 'tokens' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow'>
 
 export interface AppOptions {
   /** Where the JSON log lines go (a test captures them); standard output when absent. */
@@ -46,10 +47,12 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
   app.register(health, { store })
 
   // The API: every route in this scope needs a bearer token. Overload is shed
-  // first, before any work; the rate limit counts per token, so after auth.
+  // first, before any work; an address that failed authentication too often is
+  // refused before its token is looked at; the rate limit counts per token, so after auth.
   app.register(async function api (scope) {
     scope.addHook('onRoute', describeApiRoute)
     await scope.register(loadShedding, { maxEventLoopDelay: config.maxEventLoopDelay })
+    await scope.register(authFailures, { max: config.authFailureLimit, timeWindow: config.authFailureWindow })
     await scope.register(auth, { tokens: config.tokens })
     await scope.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow })
     await scope.register(plants, { store })

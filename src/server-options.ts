@@ -29,7 +29,7 @@ export interface LogStream {
   write (line: string): void
 }
 
-export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout' | 'tokens' | 'databaseUrl'>
+export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout' | 'tokens' | 'databaseUrl' | 'trustProxy'>
 
 // Fastify's own request serializer, but a token in the query string is not logged.
 function serializeRequest (request: FastifyRequest) {
@@ -58,6 +58,8 @@ export function serverOptions (config: ServerConfig, logStream?: LogStream): Fas
     },
     logController: new RequestLog(),
     genReqId: requestId,
+    // Behind a proxy (deploy/haproxy), the client's address is in X-Forwarded-For: request.ip.
+    trustProxy: config.trustProxy,
     bodyLimit: config.bodyLimit,
     ajv: { customOptions: { coerceTypes: false } },
     frameworkErrors: sendFrameworkError,

@@ -20,6 +20,9 @@ t.test('defaults', async (t) => {
     keepAliveTimeout: 72000,
     rateLimitMax: undefined,
     rateLimitWindow: 60000,
+    authFailureLimit: 20,
+    authFailureWindow: 60000,
+    trustProxy: false,
     maxEventLoopDelay: 1000,
     logLevel: 'info'
   })
@@ -40,6 +43,9 @@ t.test('every variable is read', async (t) => {
     KEEP_ALIVE_TIMEOUT: '4000',
     RATE_LIMIT_MAX: '100',
     RATE_LIMIT_WINDOW: '1000',
+    AUTH_FAILURE_LIMIT: '5',
+    AUTH_FAILURE_WINDOW: '30000',
+    TRUST_PROXY: 'true',
     MAX_EVENT_LOOP_DELAY: '0',
     LOG_LEVEL: 'warn'
   })
@@ -56,9 +62,15 @@ t.test('every variable is read', async (t) => {
     keepAliveTimeout: 4000,
     rateLimitMax: 100,
     rateLimitWindow: 1000,
+    authFailureLimit: 5,
+    authFailureWindow: 30000,
+    trustProxy: true,
     maxEventLoopDelay: 0,
     logLevel: 'warn'
   })
+  for (const [TRUST_PROXY, trustProxy] of [['false', false] as const, ['10.0.0.2', '10.0.0.2'], [' 172.16.0.0/12 , uniquelocal,::1/128', '172.16.0.0/12,uniquelocal,::1/128']]) {
+    t.equal(loadConfig({ API_TOKENS: 'a', TRUST_PROXY }).trustProxy, trustProxy, `TRUST_PROXY=${TRUST_PROXY}`)
+  }
   t.equal(loadConfig({ API_TOKENS: 'a', PORT: '' }).port, 3000, 'an empty variable means the default')
 })
 
@@ -103,6 +115,10 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
     [{ KEEP_ALIVE_TIMEOUT: '-1' }, 'KEEP_ALIVE_TIMEOUT="-1" is not valid: expected milliseconds, an integer from 100 to 3600000'],
     [{ RATE_LIMIT_MAX: '0' }, 'RATE_LIMIT_MAX="0" is not valid: expected an integer from 1 to 1000000000 (unset: no rate limit)'],
     [{ RATE_LIMIT_WINDOW: '1 minute' }, 'RATE_LIMIT_WINDOW="1 minute" is not valid: expected milliseconds, an integer from 1000 to 86400000'],
+    [{ AUTH_FAILURE_LIMIT: '0' }, 'AUTH_FAILURE_LIMIT="0" is not valid: expected an integer from 1 to 1000000000'],
+    [{ AUTH_FAILURE_WINDOW: '1m' }, 'AUTH_FAILURE_WINDOW="1m" is not valid: expected milliseconds, an integer from 1000 to 86400000'],
+    ...['1', 'yes', '10.0.0.0/33', '10.0.0.1/8/2', 'localhost', '10.0.0.1,', '::1/129', '10.0.0.0/+8'].map((value): [Record<string, string>, string] =>
+      [{ TRUST_PROXY: value }, `TRUST_PROXY=${JSON.stringify(value)} is not valid: expected true, false, or comma-separated proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal`]),
     [{ MAX_EVENT_LOOP_DELAY: '-5' }, 'MAX_EVENT_LOOP_DELAY="-5" is not valid: expected milliseconds, an integer from 0 (no load shedding) to 60000']
   ]
   for (const [env, message] of cases) {
