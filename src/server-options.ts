@@ -1,4 +1,4 @@
-import { STATUS_CODES, type Server } from 'node:http'
+import { STATUS_CODES, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyHttpOptions, FastifyRequest } from 'fastify'
 import type { Config } from './config.js'
@@ -7,21 +7,42 @@ import { databaseSecrets, redactSecrets, redactUrl } from './redact.js'
 import { requestId } from './request-id.js'
 import { RequestLog } from './request-log.js'
 
+// The response Node is writing on a connection, if any (Node's own parse-error
+// answer consults the same property before it writes).
+type HttpSocket = Socket & { _httpMessage?: ServerResponse | null }
+
+// Connections whose parse error is being answered: the parser reports each later chunk too.
+const answering = new WeakSet<Socket>()
+
 // Errors Node's HTTP parser meets before Fastify sees a request (a bad
-// Content-Length, a broken request line): answered with the Error body too.
-function clientErrorHandler (error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return
+// Content-Length, a broken request line): answered with the Error body too, but
+// only after the complete requests before it on the connection (pipelined) have
+// had their answers, so that a client learns what was done.
+function clientErrorHandler (error: NodeJS.ErrnoException, socket: HttpSocket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return
   const [status, message] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
     ? [408, 'The request took too long to arrive.']
     : error.code === 'HPE_HEADER_OVERFLOW'
       ? [431, 'The request headers are larger than the service accepts.']
       : [400, 'The request is not valid HTTP/1.1.']
   const body = JSON.stringify({ error: status, message })
-  if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  answering.add(socket)
+  socket.pause()
+  const answer = (): void => {
+    // Node moves the connection on to the next pipelined response as one finishes.
+    const pending = socket._httpMessage
+    if (pending != null && pending.req.complete && !pending.writableFinished && !socket.destroyed) {
+      pending.once('close', () => setImmediate(answer))
+      return
+    }
+    // A response already under way to an incomplete request cannot be followed by another.
+    if (socket.writable && pending?.headersSent !== true) {
+      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    }
+    socket.destroy(error)
   }
-  socket.destroy(error)
+  answer()
 }
 
 /** Where log lines go: each call writes one JSON line (a pino destination). */

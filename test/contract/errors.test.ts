@@ -89,3 +89,20 @@ t.test('a request that arrives while shutting down gets a 503 with the Error bod
   t.match(second, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i)
   t.same(errorBodyOf(second), { error: 503, message: 'The service is shutting down; retry in a few seconds.' })
 })
+
+t.test('a complete request pipelined before garbage is answered before the 400', async (t) => {
+  const app = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const post = (id: number) => {
+    const body = `{"id":${id},"name":"Fern"}`
+    return `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+  }
+  const answer = await raw(app, `${post(1)}${post(2)}GARBAGE / HTTP/1.1\r\n\r\n`)
+  const responses = answer.split(/(?=HTTP\/1.1 )/)
+  t.equal(responses.length, 3, 'three answers')
+  t.match(responses[0], /^HTTP\/1.1 200 OK\r\n[^]*\r\n\r\n{"name":"Fern"}$/)
+  t.match(responses[1], /^HTTP\/1.1 200 OK\r\n[^]*\r\n\r\n{"name":"Fern"}$/)
+  t.match(responses[2], /^HTTP\/1.1 400 Bad Request\r\n/)
+  t.same(errorBodyOf(responses[2]), { error: 400, message: 'The request is not valid HTTP/1.1.' })
+  for (const id of [1, 2]) t.equal((await getPlant(app, id)).statusCode, 200, `plant ${id} was committed, and its client was told`)
+})
