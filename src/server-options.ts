@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyHttpOptions, FastifyRequest } from 'fastify'
 import type { Config } from './config.js'
 import { sendFrameworkError } from './errors.js'
-import { databaseSecrets, redactSecrets, redactUrl } from './redact.js'
+import { redactUrl } from './redact.js'
 import { requestId } from './request-id.js'
 import { RequestLog } from './request-log.js'
 
@@ -50,7 +50,7 @@ export interface LogStream {
   write (line: string): void
 }
 
-export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout' | 'tokens' | 'databaseUrl' | 'trustProxy'>
+export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout' | 'trustProxy'>
 
 // Fastify's own request serializer, but a token in the query string is not logged.
 function serializeRequest (request: FastifyRequest) {
@@ -68,15 +68,8 @@ function serializeRequest (request: FastifyRequest) {
  * `logStream` is where the JSON log lines go: standard output when absent.
  */
 export function serverOptions (config: ServerConfig, logStream?: LogStream): FastifyHttpOptions<Server> {
-  const secrets = [...config.tokens, ...databaseSecrets(config.databaseUrl)]
   return {
-    logger: {
-      level: config.logLevel,
-      stream: logStream,
-      serializers: { req: serializeRequest },
-      // The last guard: a configured secret that some message quoted never reaches the log.
-      hooks: { streamWrite: (line) => redactSecrets(line, secrets) }
-    },
+    logger: { level: config.logLevel, stream: logStream, serializers: { req: serializeRequest } },
     logController: new RequestLog(),
     genReqId: requestId,
     // Behind a proxy (deploy/haproxy), the client's address is in X-Forwarded-For: request.ip.

@@ -68,12 +68,10 @@ t.test('a token in the query string never reaches the log, nor a 404 message', a
   t.equal(parsed().filter((line) => line.msg === 'request completed' || line.msg === 'request rejected').length, urls.length)
   t.match(parsed().find((line) => (line.req as { url: string } | undefined)?.url.startsWith('/plants/1?Access_Token=')),
     { req: { url: '/plants/1?Access_Token=[REDACTED]&x=1' } })
-  app.log.warn(`a message that quotes ${TOKEN} by mistake`)
   for (const line of lines) {
     t.notMatch(line, guess, 'no guessed token')
     t.notMatch(line, TOKEN, 'no configured token')
   }
-  t.match(lines.at(-1), 'a message that quotes [REDACTED] by mistake')
 })
 
 t.test('one line per request, with its request id, method, URL, status and time', async (t) => {
