@@ -9,6 +9,7 @@ import rateLimit from '../plugins/rate-limit.js'
 import { sharedSchemas } from '../schemas/index.js'
 import type { Config } from './config.js'
 import { describeApiRoute } from './api-routes.js'
+import { guardConnections } from './connections.js'
 import { sendError, sendNotFound } from './errors.js'
 import { answerProtocol } from './protocol.js'
 import { echoRequestId } from './request-id.js'
@@ -16,7 +17,7 @@ import { serverOptions, type LogStream, type ServerConfig } from './server-optio
 import { openStore, type PlantStore, type StoreConfig } from './store/index.js'
 
 export type AppConfig = StoreConfig & ServerConfig &
-  Pick<Config, 'tokens' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow'>
+  Pick<Config, 'tokens' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow' | 'maxConnections'>
 
 export interface AppOptions {
   /** Where the JSON log lines go (a test captures them); standard output when absent. */
@@ -28,6 +29,7 @@ export interface AppOptions {
 /** Builds the whole service from a config. It listens on nothing: see server.ts. */
 export async function buildApp (config: AppConfig, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config, options.logStream))
+  guardConnections(app, config.maxConnections)
   const store = options.store ?? await openStore(config, app.log)
   app.addHook('onClose', async () => {
     await store.close()

@@ -32,6 +32,7 @@ export const Environment = Type.Object({
   KEEP_ALIVE_TIMEOUT: Type.Integer({ minimum: 100, maximum: 3600000, default: 72000, description: 'milliseconds, an integer from 100 to 3600000' }),
   RATE_LIMIT_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000000, description: 'an integer from 1 to 1000000000 (unset: no rate limit)' })),
   RATE_LIMIT_WINDOW: Type.Integer({ minimum: 1000, maximum: 86400000, default: 60000, description: 'milliseconds, an integer from 1000 to 86400000' }),
+  MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1000000, default: 1000, description: 'an integer from 1 to 1000000' }),
   AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 1, maximum: 1000000000, default: 20, description: 'an integer from 1 to 1000000000' }),
   AUTH_FAILURE_WINDOW: Type.Integer({ minimum: 1000, maximum: 86400000, default: 60000, description: 'milliseconds, an integer from 1000 to 86400000' }),
   TRUST_PROXY: Type.Optional(Type.String({ description: TRUST_PROXY_ACCEPTS })),
@@ -67,6 +68,8 @@ export interface Config {
   rateLimitMax?: number
   /** The rate limit's window, in ms. */
   rateLimitWindow: number
+  /** Open connections beyond which new ones are closed as soon as accepted. */
+  maxConnections: number
   /** Failed authentications per client address and window before its requests get a 429. */
   authFailureLimit: number
   /** The window of authFailureLimit, in ms. */
@@ -182,6 +185,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     keepAliveTimeout: parsed.KEEP_ALIVE_TIMEOUT,
     rateLimitMax: parsed.RATE_LIMIT_MAX,
     rateLimitWindow: parsed.RATE_LIMIT_WINDOW,
+    maxConnections: parsed.MAX_CONNECTIONS,
     authFailureLimit: parsed.AUTH_FAILURE_LIMIT,
     authFailureWindow: parsed.AUTH_FAILURE_WINDOW,
     trustProxy,
