@@ -77,4 +77,6 @@ t.test('MAX_CONNECTIONS: connections beyond it are refused at once, and logged, 
   const warnings = server.out().split('\n').filter((line) => line.includes('connections refused: MAX_CONNECTIONS are open'))
   t.equal(warnings.length, 1, 'one line for the burst')
   t.match(JSON.parse(warnings[0]), { level: 40, maxConnections: 50 })
+  server.child.kill('SIGTERM')
+  t.same(await server.exit, [0, null])
 })
