@@ -58,6 +58,9 @@ const auth: FastifyPluginCallback<AuthOptions> = (fastify, options, done) => {
         if (error === undefined) return next()
         const wrongToken = error instanceof InvalidTokenError
         reply.header('www-authenticate', `Bearer realm="${realm}"${wrongToken ? ', error="invalid_token"' : ''}`)
+        // The body of a refused request is not read: closing ends it, where keep-alive would
+        // read (and discard) all of it first, however large, for a client with no token.
+        reply.header('connection', 'close')
         const message = wrongToken
           ? 'The bearer token is not valid: send a token the service was configured with.'
           : (error as FastifyError).code === 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER'

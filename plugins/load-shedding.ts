@@ -1,4 +1,4 @@
-import underPressure from '@fastify/under-pressure'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from '../src/errors.js'
@@ -11,6 +11,9 @@ export interface LoadSheddingOptions {
 /** Seconds a shed client is told to wait (the Retry-After header). */
 export const RETRY_AFTER = 10
 
+// The histogram's sampling period, in ms: part of every measured delay, so subtracted.
+const RESOLUTION = 10
+
 class Overloaded extends HttpError {
   constructor () {
     super(503, `The service is overloaded right now; retry in ${RETRY_AFTER} seconds.`)
@@ -19,11 +22,37 @@ class Overloaded extends HttpError {
 
 /**
  * Refuses the requests of the scope it is registered in with a 503 and
- * Retry-After while the event loop is saturated, rather than queuing them
- * without bound and answering every one too late.
+ * Retry-After while the event loop is saturated (its mean delay over the last
+ * second is above the limit), rather than queuing them without bound and
+ * answering every one too late.
+ *
+ * Not @fastify/under-pressure, which measured the same delay: it also samples
+ * process.memoryUsage() every second, which opens /proc and so needs a file
+ * descriptor. With the descriptor table full it threw EMFILE from its timer,
+ * which ended the process (and would have stopped its sampling for good). The
+ * delay alone needs no descriptor and cannot throw.
  */
 const loadShedding: FastifyPluginAsync<LoadSheddingOptions> = async (fastify, { maxEventLoopDelay }) => {
-  await fastify.register(underPressure, { maxEventLoopDelay, retryAfter: RETRY_AFTER, customError: Overloaded })
+  if (maxEventLoopDelay === 0) return
+  const histogram = monitorEventLoopDelay({ resolution: RESOLUTION })
+  histogram.enable()
+  let delay = 0
+  const sampler = setInterval(() => {
+    // NaN when the period held no sample: compared below so that it sheds nothing.
+    delay = Math.max(0, histogram.mean / 1e6 - RESOLUTION)
+    histogram.reset()
+  }, 1000)
+  sampler.unref()
+  fastify.addHook('onClose', async () => {
+    clearInterval(sampler)
+    histogram.disable()
+  })
+
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    if (!(delay > maxEventLoopDelay)) return done()
+    reply.header('retry-after', RETRY_AFTER)
+    done(new Overloaded())
+  })
 }
 
 export default fp(loadShedding, { name: 'plant-store-load-shedding', fastify: '5.x' })

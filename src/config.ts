@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import envSchema from 'env-schema'
+import { redactDatabaseUrl } from './redact.js'
 
 function oneOf<T extends string> (values: readonly T[], description: string) {
   return Type.Unsafe<T>({ type: 'string', enum: values, description })
 }
+
+const TRUST_PROXY_ACCEPTS = 'true, false, or comma-separated proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal'
 
 // Each description says what the variable accepts: it is the start-up error's text.
 export const Environment = Type.Object({
@@ -28,6 +32,10 @@ export const Environment = Type.Object({
   KEEP_ALIVE_TIMEOUT: Type.Integer({ minimum: 100, maximum: 3600000, default: 72000, description: 'milliseconds, an integer from 100 to 3600000' }),
   RATE_LIMIT_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000000, description: 'an integer from 1 to 1000000000 (unset: no rate limit)' })),
   RATE_LIMIT_WINDOW: Type.Integer({ minimum: 1000, maximum: 86400000, default: 60000, description: 'milliseconds, an integer from 1000 to 86400000' }),
+  MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1000000, default: 1000, description: 'an integer from 1 to 1000000' }),
+  AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 1, maximum: 1000000000, default: 20, description: 'an integer from 1 to 1000000000' }),
+  AUTH_FAILURE_WINDOW: Type.Integer({ minimum: 1000, maximum: 86400000, default: 60000, description: 'milliseconds, an integer from 1000 to 86400000' }),
+  TRUST_PROXY: Type.Optional(Type.String({ description: TRUST_PROXY_ACCEPTS })),
   MAX_EVENT_LOOP_DELAY: Type.Integer({ minimum: 0, maximum: 60000, default: 1000, description: 'milliseconds, an integer from 0 (no load shedding) to 60000' }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
     'one of fatal, error, warn, info, debug, trace, silent'),
@@ -60,6 +68,14 @@ export interface Config {
   rateLimitMax?: number
   /** The rate limit's window, in ms. */
   rateLimitWindow: number
+  /** Open connections beyond which new ones are closed as soon as accepted. */
+  maxConnections: number
+  /** Failed authentications per client address and window before its requests get a 429. */
+  authFailureLimit: number
+  /** The window of authFailureLimit, in ms. */
+  authFailureWindow: number
+  /** Fastify's trustProxy: which proxies' X-Forwarded-For names the client address. */
+  trustProxy: boolean | string
   /** Mean event loop delay, in ms, above which API requests are shed with a 503; 0: never. */
   maxEventLoopDelay: number
   logLevel: Environment['LOG_LEVEL']
@@ -75,12 +91,39 @@ export class ConfigError extends Error {
 
 const DEFAULTS: Record<string, string> = { SQLITE_SYNCHRONOUS: 'normal', LOG_LEVEL: 'info' }
 
-function explain (errors: ErrorObject[], env: Record<string, string | undefined>): string {
-  const names = new Set(errors.map((e) => e.instancePath.slice(1)).filter((name) => name !== ''))
-  return [...names].map((name) => {
+// Ajv would take `0x10`, `1e3` or ` 5` for numbers: a number is plain decimal digits.
+function looseNumbers (data: Record<string, string | undefined>): string[] {
+  return Object.entries(Environment.properties as Record<string, TSchema>)
+    .filter(([name, schema]) => schema.type === 'integer' && !/^[0-9]+$/.test(data[name] ?? '0'))
+    .map(([name]) => name)
+}
+
+function explain (names: Iterable<string>, env: Record<string, string | undefined>): string {
+  return [...new Set(names)].map((name) => {
     const schema = (Environment.properties as Record<string, TSchema>)[name]
-    return `${name}=${JSON.stringify(env[name])} is not valid: expected ${schema.description}`
+    const value = name === 'DATABASE_URL' && env[name] !== undefined ? redactDatabaseUrl(env[name]) : env[name]
+    return `${name}=${JSON.stringify(value)} is not valid: expected ${schema.description}`
   }).join('; ')
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+function isAddressOrRange (entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  return family !== 0 && rest.length === 0 && (prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)))
+}
+
+// What Fastify's trustProxy accepts, checked here so that a typo fails the start, not the first
+// request. Not a number of hops: Fastify trusts no proxy for those (the nearest could be anyone).
+function parseTrustProxy (value: string | undefined): boolean | string {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  const entries = value.split(',').map((entry) => entry.trim())
+  if (!entries.every((entry) => PROXY_NAMES.has(entry) || isAddressOrRange(entry))) {
+    throw new ConfigError(`TRUST_PROXY=${JSON.stringify(value)} is not valid: expected ${TRUST_PROXY_ACCEPTS}`)
+  }
+  return entries.join(',')
 }
 
 function readTokens (env: Environment): string[] {
@@ -100,23 +143,28 @@ function readTokens (env: Environment): string[] {
 export function loadConfig (env: Record<string, string | undefined> = process.env): Config {
   // Empty variables count as unset, so `PORT=` in a compose file means the default.
   const data = Object.fromEntries(Object.entries({ ...DEFAULTS, ...env }).filter(([, value]) => value !== ''))
+  const loose = looseNumbers(data)
   let parsed: Environment
   try {
     parsed = envSchema<Environment>({ schema: structuredClone(Environment), data, env: false })
   } catch (error) {
-    throw new ConfigError(explain((error as { errors: ErrorObject[] }).errors, env))
+    const names = (error as { errors: ErrorObject[] }).errors.map((e) => e.instancePath.slice(1)).filter((name) => name !== '')
+    throw new ConfigError(explain([...loose, ...names], env))
   }
+  if (loose.length > 0) throw new ConfigError(explain(loose, env))
 
   // Node refuses to start a server whose headers may take longer than the whole request.
   if (parsed.HEADERS_TIMEOUT > parsed.REQUEST_TIMEOUT) {
     throw new ConfigError(`HEADERS_TIMEOUT=${parsed.HEADERS_TIMEOUT} is not valid: expected at most REQUEST_TIMEOUT (${parsed.REQUEST_TIMEOUT})`)
   }
 
+  const trustProxy = parseTrustProxy(parsed.TRUST_PROXY)
   const tokens = readTokens(parsed)
   let generatedToken: string | undefined
   if (tokens.length === 0) {
-    if (parsed.NODE_ENV === 'production') {
-      throw new ConfigError('API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV=production')
+    // Only a developer's machine may run on a made-up token: a typo in NODE_ENV must not.
+    if (parsed.NODE_ENV !== undefined && !['development', 'test'].includes(parsed.NODE_ENV)) {
+      throw new ConfigError(`API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV=${JSON.stringify(parsed.NODE_ENV)}: only development and test run on a generated token`)
     }
     generatedToken = randomBytes(24).toString('base64url')
     tokens.push(generatedToken)
@@ -137,6 +185,10 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     keepAliveTimeout: parsed.KEEP_ALIVE_TIMEOUT,
     rateLimitMax: parsed.RATE_LIMIT_MAX,
     rateLimitWindow: parsed.RATE_LIMIT_WINDOW,
+    maxConnections: parsed.MAX_CONNECTIONS,
+    authFailureLimit: parsed.AUTH_FAILURE_LIMIT,
+    authFailureWindow: parsed.AUTH_FAILURE_WINDOW,
+    trustProxy,
     maxEventLoopDelay: parsed.MAX_EVENT_LOOP_DELAY,
     logLevel: parsed.LOG_LEVEL
   }

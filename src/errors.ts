@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorBody } from '../schemas/error.js'
+import { redactUrl } from './redact.js'
 import { StoreUnavailableError } from './store/types.js'
 
 /** An error whose status and message are meant for the client as they are. */
@@ -67,5 +68,5 @@ export function sendFrameworkError (error: FastifyError, request: FastifyRequest
 }
 
 export function sendNotFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return reply.code(404).send({ error: 404, message: `No route matches ${request.method} ${request.url.slice(0, 200)}.` })
+  return reply.code(404).send({ error: 404, message: `No route matches ${request.method} ${redactUrl(request.url).slice(0, 200)}.` })
 }

@@ -1,7 +1,11 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { databaseSecrets, redactSecrets } from './redact.js'
 import type { LogStream } from './server-options.js'
+
+// What a start-up failure's message must not show, once the configuration is known.
+let secrets: string[] = []
 
 // JSON lines for a log collector; readable lines for a person at a terminal.
 async function logStream (): Promise<LogStream | undefined> {
@@ -13,6 +17,7 @@ async function logStream (): Promise<LogStream | undefined> {
 
 async function main (): Promise<void> {
   const config = loadConfig(process.env)
+  secrets = databaseSecrets(config.databaseUrl)
   if (config.generatedToken !== undefined) {
     process.stderr.write('plant-store: WARNING: no API_TOKENS or API_TOKENS_FILE set; this run accepts one random token:\n' +
       `plant-store:   ${config.generatedToken}\n`)
@@ -38,6 +43,6 @@ async function main (): Promise<void> {
 
 main().catch((error: Error) => {
   const message = error instanceof ConfigError ? error.message : `cannot start: ${error.message}`
-  process.stderr.write(`plant-store: ${message}\n`)
+  process.stderr.write(`plant-store: ${redactSecrets(message, secrets)}\n`)
   process.exit(1)
 })

@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
@@ -49,4 +50,60 @@ t.test('errors from the HTTP parser keep the Error body', async (t) => {
   const huge = await raw(app, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
   t.match(huge, /^HTTP\/1.1 431 /)
   t.same(errorBodyOf(huge), { error: 431, message: 'The request headers are larger than the service accepts.' })
+})
+
+t.test('a missing Host and an unknown Expect get the Error body, as JSON, and the connection closes', async (t) => {
+  const app = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const noHost = await raw(app, 'GET /health HTTP/1.1\r\n\r\n')
+  t.match(noHost, /^HTTP\/1.1 400 Bad Request\r\n/)
+  t.match(noHost, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i)
+  t.match(noHost, /\r\nconnection: close\r\n/i)
+  t.same(errorBodyOf(noHost), { error: 400, message: 'The Host header is missing: HTTP/1.1 requires one.' })
+  t.match(await raw(app, 'GET /health HTTP/1.0\r\n\r\n'), /^HTTP\/1.1 200 /, 'HTTP/1.0 needs no Host')
+
+  const expect = await raw(app, 'POST /plants HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}')
+  t.match(expect, /^HTTP\/1.1 417 Expectation Failed\r\n/)
+  t.match(expect, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i)
+  t.same(errorBodyOf(expect), { error: 417, message: 'The Expect header is not supported: only 100-continue is.' })
+})
+
+t.test('a request that arrives while shutting down gets a 503 with the Error body', async (t) => {
+  const app = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
+  await once(socket, 'connect')
+  let answer = ''
+  socket.on('data', (chunk) => { answer += chunk.toString() })
+  // A request in flight keeps the connection busy, so closing does not drop it as idle.
+  const body = '{"id":1,"name":"Fern"}'
+  socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n{`)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const closed = app.close()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  socket.end(`${body.slice(1)}GET /plants/1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
+  await once(socket, 'close')
+  await closed
+  const [first, second] = answer.split(/(?=HTTP\/1.1 )/)
+  t.match(first, /^HTTP\/1.1 200 OK\r\n/, 'the request in flight is answered')
+  t.match(second, /^HTTP\/1.1 503 Service Unavailable\r\n/)
+  t.match(second, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i)
+  t.same(errorBodyOf(second), { error: 503, message: 'The service is shutting down; retry in a few seconds.' })
+})
+
+t.test('a complete request pipelined before garbage is answered before the 400', async (t) => {
+  const app = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const post = (id: number) => {
+    const body = `{"id":${id},"name":"Fern"}`
+    return `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+  }
+  const answer = await raw(app, `${post(1)}${post(2)}GARBAGE / HTTP/1.1\r\n\r\n`)
+  const responses = answer.split(/(?=HTTP\/1.1 )/)
+  t.equal(responses.length, 3, 'three answers')
+  t.match(responses[0], /^HTTP\/1.1 200 OK\r\n[^]*\r\n\r\n{"name":"Fern"}$/)
+  t.match(responses[1], /^HTTP\/1.1 200 OK\r\n[^]*\r\n\r\n{"name":"Fern"}$/)
+  t.match(responses[2], /^HTTP\/1.1 400 Bad Request\r\n/)
+  t.same(errorBodyOf(responses[2]), { error: 400, message: 'The request is not valid HTTP/1.1.' })
+  for (const id of [1, 2]) t.equal((await getPlant(app, id)).statusCode, 200, `plant ${id} was committed, and its client was told`)
 })

@@ -20,6 +20,10 @@ t.test('defaults', async (t) => {
     keepAliveTimeout: 72000,
     rateLimitMax: undefined,
     rateLimitWindow: 60000,
+    maxConnections: 1000,
+    authFailureLimit: 20,
+    authFailureWindow: 60000,
+    trustProxy: false,
     maxEventLoopDelay: 1000,
     logLevel: 'info'
   })
@@ -40,6 +44,10 @@ t.test('every variable is read', async (t) => {
     KEEP_ALIVE_TIMEOUT: '4000',
     RATE_LIMIT_MAX: '100',
     RATE_LIMIT_WINDOW: '1000',
+    MAX_CONNECTIONS: '64',
+    AUTH_FAILURE_LIMIT: '5',
+    AUTH_FAILURE_WINDOW: '30000',
+    TRUST_PROXY: 'true',
     MAX_EVENT_LOOP_DELAY: '0',
     LOG_LEVEL: 'warn'
   })
@@ -56,9 +64,16 @@ t.test('every variable is read', async (t) => {
     keepAliveTimeout: 4000,
     rateLimitMax: 100,
     rateLimitWindow: 1000,
+    maxConnections: 64,
+    authFailureLimit: 5,
+    authFailureWindow: 30000,
+    trustProxy: true,
     maxEventLoopDelay: 0,
     logLevel: 'warn'
   })
+  for (const [TRUST_PROXY, trustProxy] of [['false', false] as const, ['10.0.0.2', '10.0.0.2'], [' 172.16.0.0/12 , uniquelocal,::1/128', '172.16.0.0/12,uniquelocal,::1/128']]) {
+    t.equal(loadConfig({ API_TOKENS: 'a', TRUST_PROXY }).trustProxy, trustProxy, `TRUST_PROXY=${TRUST_PROXY}`)
+  }
   t.equal(loadConfig({ API_TOKENS: 'a', PORT: '' }).port, 3000, 'an empty variable means the default')
 })
 
@@ -72,13 +87,19 @@ t.test('tokens from API_TOKENS and API_TOKENS_FILE together', async (t) => {
     new ConfigError(`API_TOKENS_FILE=${JSON.stringify(join(t.testdir(), 'missing'))} cannot be read: ENOENT`))
 })
 
-t.test('no token: one is generated, except in production', async (t) => {
+t.test('no token: one is generated only when NODE_ENV is unset, development or test', async (t) => {
   const config = loadConfig({})
   t.match(config.generatedToken, /^[A-Za-z0-9_-]{32}$/)
   t.same(config.tokens, [config.generatedToken])
   t.not(loadConfig({}).generatedToken, config.generatedToken, 'a new one each start')
-  t.throws(() => loadConfig({ NODE_ENV: 'production' }), /API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV=production/)
+  for (const NODE_ENV of ['development', 'test', '']) t.match(loadConfig({ NODE_ENV }).generatedToken, /^[A-Za-z0-9_-]{32}$/, NODE_ENV)
+  t.throws(() => loadConfig({ NODE_ENV: 'production' }),
+    new ConfigError('API_TOKENS or API_TOKENS_FILE must name at least one token when NODE_ENV="production": only development and test run on a generated token'))
   t.throws(() => loadConfig({ NODE_ENV: 'production', API_TOKENS: ' , ' }), ConfigError)
+  for (const NODE_ENV of ['prodution', 'staging', 'Development', 'test ']) {
+    t.throws(() => loadConfig({ NODE_ENV }), /must name at least one token when NODE_ENV=/, NODE_ENV)
+  }
+  t.equal(loadConfig({ NODE_ENV: 'staging', API_TOKENS: 'a' }).generatedToken, undefined, 'any NODE_ENV runs with a token')
 })
 
 t.test('a bad value names the variable and what it accepts, in one line', async (t) => {
@@ -97,10 +118,27 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
     [{ KEEP_ALIVE_TIMEOUT: '-1' }, 'KEEP_ALIVE_TIMEOUT="-1" is not valid: expected milliseconds, an integer from 100 to 3600000'],
     [{ RATE_LIMIT_MAX: '0' }, 'RATE_LIMIT_MAX="0" is not valid: expected an integer from 1 to 1000000000 (unset: no rate limit)'],
     [{ RATE_LIMIT_WINDOW: '1 minute' }, 'RATE_LIMIT_WINDOW="1 minute" is not valid: expected milliseconds, an integer from 1000 to 86400000'],
+    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS="0" is not valid: expected an integer from 1 to 1000000'],
+    [{ AUTH_FAILURE_LIMIT: '0' }, 'AUTH_FAILURE_LIMIT="0" is not valid: expected an integer from 1 to 1000000000'],
+    [{ AUTH_FAILURE_WINDOW: '1m' }, 'AUTH_FAILURE_WINDOW="1m" is not valid: expected milliseconds, an integer from 1000 to 86400000'],
+    ...['1', 'yes', '10.0.0.0/33', '10.0.0.1/8/2', 'localhost', '10.0.0.1,', '::1/129', '10.0.0.0/+8'].map((value): [Record<string, string>, string] =>
+      [{ TRUST_PROXY: value }, `TRUST_PROXY=${JSON.stringify(value)} is not valid: expected true, false, or comma-separated proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal`]),
     [{ MAX_EVENT_LOOP_DELAY: '-5' }, 'MAX_EVENT_LOOP_DELAY="-5" is not valid: expected milliseconds, an integer from 0 (no load shedding) to 60000']
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig({ API_TOKENS: 'a', ...env }), new ConfigError(message), message)
+  }
+  for (const PORT of ['0x10', '1e3', ' 5', '5 ', '+5', '-0', '5.0', '０']) {
+    t.throws(() => loadConfig({ API_TOKENS: 'a', PORT }),
+      new ConfigError(`PORT=${JSON.stringify(PORT)} is not valid: expected a TCP port, an integer from 0 to 65535`), `PORT=${PORT}`)
+  }
+  t.throws(() => loadConfig({ API_TOKENS: 'a', BODY_LIMIT: '1e3', PORT: 'x' }), /^PORT="x" is not valid: .+; BODY_LIMIT="1e3" is not valid: [^;]+$/)
+  t.throws(() => loadConfig({ API_TOKENS: 'a', RATE_LIMIT_MAX: '0x10' }), /^RATE_LIMIT_MAX="0x10" is not valid/)
+  t.equal(loadConfig({ API_TOKENS: 'a', PORT: '08080' }).port, 8080, 'leading zeros are still decimal digits')
+  for (const DATABASE_URL of ['mysql://admin:hunter2@db/plants', 'postgres:/admin:hunter2@db', ' postgresql://admin:hunter2@db', 'postgres//admin:hunter2@db?password=hunter2']) {
+    const error = t.throws(() => loadConfig({ API_TOKENS: 'a', DATABASE_URL })) as Error
+    t.match(error.message, /^DATABASE_URL=".*\[REDACTED\].*" is not valid: expected sqlite:<path>/, DATABASE_URL)
+    t.notMatch(error.message, 'hunter2', 'no password')
   }
   const both = t.throws(() => loadConfig({ API_TOKENS: 'a', PORT: 'x', BODY_LIMIT: 'y' })) as Error
   t.notMatch(both.message, /\n/, 'one line')

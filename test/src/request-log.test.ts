@@ -51,6 +51,29 @@ t.test('no log line holds the Authorization header or a token, whatever happens'
   t.ok(parsed().some((line) => line.level === 10 || line.level === 20), 'trace and debug lines were captured too')
 })
 
+t.test('a token in the query string never reaches the log, nor a 404 message', async (t) => {
+  const { app, lines, parsed } = await logged(t, { LOG_LEVEL: 'info' })
+  const guess = 'guessed-secret-4242'
+  const urls = [
+    `/plants/1?access_token=${TOKEN}`,
+    `/plants/1?Access_Token=${guess}&x=1`,
+    `/nowhere?api_key=${guess}`,
+    `/plants/%E0%A4%A?token=${guess}`,
+    `/plants/1?password=${guess}`
+  ]
+  for (const url of urls) {
+    const res = await app.inject({ url, headers: AUTH })
+    t.notMatch(res.body, guess, `${url}: not echoed`)
+  }
+  t.equal(parsed().filter((line) => line.msg === 'request completed' || line.msg === 'request rejected').length, urls.length)
+  t.match(parsed().find((line) => (line.req as { url: string } | undefined)?.url.startsWith('/plants/1?Access_Token=')),
+    { req: { url: '/plants/1?Access_Token=[REDACTED]&x=1' } })
+  for (const line of lines) {
+    t.notMatch(line, guess, 'no guessed token')
+    t.notMatch(line, TOKEN, 'no configured token')
+  }
+})
+
 t.test('one line per request, with its request id, method, URL, status and time', async (t) => {
   const { app, parsed } = await logged(t, { LOG_LEVEL: 'info' })
   const answers = [

@@ -3,7 +3,7 @@ import { createServer, connect, type Socket } from 'node:net'
 import t, { type Test } from 'tap'
 import { serverOptions } from '../../src/server-options.js'
 
-const { clientErrorHandler } = serverOptions({ bodyLimit: 1, logLevel: 'silent', requestTimeout: 1000, headersTimeout: 1000, keepAliveTimeout: 1000 }) as {
+const { clientErrorHandler } = serverOptions({ bodyLimit: 1, logLevel: 'silent', requestTimeout: 1000, headersTimeout: 1000, keepAliveTimeout: 1000, trustProxy: false }) as {
   clientErrorHandler: (error: NodeJS.ErrnoException, socket: Socket) => void
 }
 
