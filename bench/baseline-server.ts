@@ -13,7 +13,24 @@ const nothing: PlantStore = {
     return Array.from({ length: limit }, (_, i) => ({ id: after + BigInt(i) + 1n, name: `plant ${after + BigInt(i) + 1n}`, tag: 'bench' }))
   },
   async check () {},
-  async close () {}
+  async close () {},
+  // No subscriptions: the baseline writes no outbox and sends nothing.
+  webhooks: {
+    async createEndpoint ({ url, description }) { return { id: 'ep_baseline', url, description, enabled: true, createdAt: new Date() } },
+    async listEndpoints () { return [] },
+    async getEndpoint () { return undefined },
+    async updateEndpoint () { return undefined },
+    async deleteEndpoint () { return false },
+    async rotateSecret () { return false },
+    async listDeliveries () { return undefined },
+    async retryDelivery () { return false },
+    async claim () { return [] },
+    async finish () {},
+    async release () {},
+    async prune () { return 0 },
+    async backlog () { return { pending: 0 } },
+    onDeliveries () { return () => {} }
+  }
 }
 
 const config = loadConfig(process.env)

@@ -1,90 +1,171 @@
 // npm run bench: measures the real service (dist/) as a child process under
 // autocannon, each store against a baseline whose store keeps nothing.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, totalmem, tmpdir } from 'node:os'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { load, rss, startServer, stopServer, type LoadResult } from './load.js'
+import { writeCursor } from '../plugins/plants/cursor.js'
+import { fillStore, timePages, type PageTimes } from './big-store.js'
+import { create, getPath, getRandom, load, rss, startServer, stopServer, type Workload } from './load.js'
+import { otlpSink } from './otlp-sink.js'
+import { find, runPhase, type Row, type Target } from './phase.js'
 import { freshDatabase, hasPgbench, pgbenchTps } from './pgbench.js'
+import { fmt, LOAD_ALIGN, LOAD_HEADER, loadCells, machine, writeSection } from './report.js'
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const WARM_UP_REQUESTS = 20_000
+const WARM_UP_SECONDS = 2
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 120)
+const PLANTS = Number(process.env.BENCH_PLANTS ?? 1_000_000)
 const PG_URL = process.env.PLANT_STORE_TEST_PG_URL
 const here = fileURLToPath(new URL('.', import.meta.url))
 const SERVER = join(here, '..', 'src', 'server.js')
 const BASELINE = join(here, 'baseline-server.js')
+const withPg = PG_URL !== undefined && PG_URL !== ''
+const started = performance.now()
+const loadAtStart = loadavg()[0]
 
-// The load generator on core 0, the server on core 1.
+// The load generator on core 0, the servers on core 1.
 const taskset = spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'))
+const phase = { taskset, warmUpRequests: WARM_UP_REQUESTS, warmUpSeconds: WARM_UP_SECONDS, seconds: SECONDS }
+const baseline = (): Target => ({ name: 'baseline', script: BASELINE, env: { DATABASE_URL: 'sqlite::memory:' } })
+const postgres = (url: string): Target => ({ name: 'PostgreSQL', script: SERVER, env: { DATABASE_URL: url, DATABASE_POOL_SIZE: '10' } })
 
-interface Row extends LoadResult { name: string, peakRss: number, startToReadyMs: number }
-
-async function scenario (name: string, script: string, env: Record<string, string>): Promise<Row> {
-  const server = await startServer(script, env, 38200, taskset)
-  await load(server.url, 2) // warm-up: JIT, connections, page cache
-  const result = await load(server.url, SECONDS)
-  const peakRss = rss(server.child.pid as number, 'VmHWM')
-  await stopServer(server)
-  process.stderr.write(`bench: ${name}: ${Math.round(result.requests)} req/s\n`)
-  return { name, ...result, peakRss, startToReadyMs: server.startToReadyMs }
+// Creates: POST /plants with unique ids into empty stores.
+const CREATE = 'POST /plants, unique ids'
+const createTargets: Target[] = [baseline(),
+  { name: 'SQLite, synchronous=normal', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'normal.db')}`, SQLITE_SYNCHRONOUS: 'normal' } },
+  { name: 'SQLite, synchronous=full', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'full.db')}`, SQLITE_SYNCHRONOUS: 'full' } }]
+let creates: Row[]
+let pgbench: number | undefined
+const createDb = withPg ? await freshDatabase(PG_URL) : undefined
+try {
+  if (createDb !== undefined) createTargets.push(postgres(createDb.url))
+  creates = await runPhase(createTargets, [[CREATE, create]], { ...phase, port: 38200 })
+  if (createDb !== undefined && hasPgbench()) pgbench = await pgbenchTps(createDb.url, 50, SECONDS, taskset)
+} finally {
+  await createDb?.drop()
 }
 
-const rows: Row[] = []
-rows.push(await scenario('baseline (store keeps nothing)', BASELINE, { DATABASE_URL: 'sqlite::memory:' }))
-rows.push(await scenario('SQLite, synchronous=normal', SERVER, { DATABASE_URL: `sqlite:${join(dir, 'normal.db')}`, SQLITE_SYNCHRONOUS: 'normal' }))
-rows.push(await scenario('SQLite, synchronous=full', SERVER, { DATABASE_URL: `sqlite:${join(dir, 'full.db')}`, SQLITE_SYNCHRONOUS: 'full' }))
+// Metrics and tracing: each server against the same one without them, back to back.
+// Metrics are on by default (METRICS=true); tracing is on with an OTLP endpoint,
+// here a collector in this process that takes every export and keeps nothing.
+const sink = await otlpSink()
+const observeTargets: Target[] = [
+  { name: 'baseline, metrics on', script: BASELINE, env: { DATABASE_URL: 'sqlite::memory:' } },
+  { name: 'baseline, metrics off', script: BASELINE, env: { DATABASE_URL: 'sqlite::memory:', METRICS: 'false' } },
+  { name: 'SQLite normal, metrics on', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
+  { name: 'SQLite normal, metrics off', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-off.db')}`, METRICS: 'false' } },
+  { name: 'SQLite normal, metrics on, traced', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'traced.db')}`, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } }
+]
+let observeRows: Row[]
+try {
+  observeRows = await runPhase(observeTargets, [[CREATE, create]], { ...phase, port: 38220 })
+} finally {
+  await sink.close()
+}
+const observed = [
+  ['baseline, metrics on', 'baseline, metrics off'],
+  ['SQLite normal, metrics on', 'SQLite normal, metrics off'],
+  ['SQLite normal, metrics on, traced', 'SQLite normal, metrics on']
+]
 
-let pgbench: number | undefined
-if (PG_URL !== undefined && PG_URL !== '') {
-  const db = await freshDatabase(PG_URL)
-  try {
-    rows.push(await scenario('PostgreSQL', SERVER, { DATABASE_URL: db.url, DATABASE_POOL_SIZE: '10' }))
-    if (hasPgbench()) pgbench = await pgbenchTps(db.url, 50, SECONDS, taskset)
-  } finally {
-    await db.drop()
+// Reads from a million plants, filled by one bulk statement per store.
+const deepAfter = BigInt(Math.floor(PLANTS * 0.9))
+const reads: Array<[string, Workload]> = [
+  ['GET /plants/{id}, random existing ids', getRandom(PLANTS)],
+  ['GET /plants?limit=20, the first page', getPath('/plants?limit=20')],
+  [`GET /plants?limit=20, deep: cursor past plant ${fmt(Number(deepAfter))}`, getPath(`/plants?limit=20&cursor=${writeCursor(deepAfter, undefined)}`)]
+]
+const stores: Array<{ name: string, url: string, fillMs: number, pages?: PageTimes }> = []
+const readDb = withPg ? await freshDatabase(PG_URL) : undefined
+const readTargets: Target[] = [baseline()]
+let readRows: Row[]
+try {
+  for (const [name, url] of [['SQLite', `sqlite:${join(dir, 'big.db')}`], ...(readDb ? [['PostgreSQL', readDb.url]] : [])]) {
+    const store = { name, url, fillMs: await fillStore(url, PLANTS) }
+    process.stderr.write(`bench: ${name}: ${fmt(PLANTS)} plants in ${fmt(store.fillMs / 1000, 1)} s\n`)
+    stores.push(store)
+    readTargets.push(name === 'SQLite' ? { name, script: SERVER, env: { DATABASE_URL: url } } : postgres(url))
   }
+  readRows = await runPhase(readTargets, reads, { ...phase, port: 38210 })
+  for (const store of stores) store.pages = await timePages(store.url, deepAfter)
+} finally {
+  await readDb?.drop()
 }
 
 // Sustained load on SQLite normal: RSS after 10 s against RSS at the end.
 const soak = await startServer(SERVER, { DATABASE_URL: `sqlite:${join(dir, 'soak.db')}` }, 38201, taskset)
 const samples: Array<[number, number]> = []
-await load(soak.url, SOAK_SECONDS, (elapsed) => { samples.push([elapsed, rss(soak.child.pid as number, 'VmRSS')]) })
+await load(soak, create, SOAK_SECONDS, (elapsed) => { samples.push([elapsed, rss(soak.child.pid as number, 'VmRSS')]) })
 await stopServer(soak)
 rmSync(dir, { recursive: true, force: true })
 
-const baseline = rows[0]
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 const lines = [
-  '| scenario | req/s | × baseline | p50 ms | p99 ms | errors | non-2xx | peak RSS MiB | start→ready ms |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...rows.map((r) => `| ${r.name} | ${fmt(r.requests)} | ${fmt(r.requests / baseline.requests, 2)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${fmt(r.peakRss, 1)} | ${fmt(r.startToReadyMs)} |`)
+  '### Creates into empty stores', '',
+  `| request | store | ${LOAD_HEADER} |`, `|---|---|${LOAD_ALIGN}|`,
+  ...creates.map((r) => `| ${r.workload} | ${r.target} | ${loadCells(r.result, find(creates, CREATE, 'baseline'))} |`)
 ]
 if (pgbench !== undefined) {
-  const pgRow = rows.find((r) => r.name === 'PostgreSQL') as Row
-  lines.push(`| pgbench, the same single-row INSERT, 50 clients | ${fmt(pgbench)} tps | | | | | | | |`,
-    '', `PostgreSQL through the service: ${fmt(pgRow.requests / pgbench, 2)}× pgbench's single-row INSERT TPS.`)
+  lines.push(`| pgbench: the same single-row INSERT, 50 clients | | ${fmt(pgbench)} tps |${' |'.repeat(6)}`,
+    '', `PostgreSQL through the service: ${fmt(find(creates, CREATE, 'PostgreSQL').requests / pgbench, 2)}× pgbench's single-row INSERT TPS.`)
 }
-const at10 = samples.find(([s]) => s >= 10)?.[1] ?? NaN
-const at60 = samples.find(([s]) => s >= 60)?.[1] ?? NaN
-const atEnd = samples.at(-1)?.[1] ?? NaN
-const series = samples.filter(([s], i) => i === samples.length - 1 || Math.round(s) % 10 === 0)
-  .map(([s, mib]) => `${fmt(s)} s: ${fmt(mib, 1)}`).join(', ')
+const exported = sink.received()
+lines.push('', '### Metrics and tracing', '',
+  `| request | server | against | ${LOAD_HEADER.replace('× baseline', '× against')} | CPU/req × against |`, `|---|---|---|${LOAD_ALIGN}|---:|`,
+  ...observed.map(([server, against]) => {
+    const [row, reference] = [find(observeRows, CREATE, server), find(observeRows, CREATE, against)]
+    return `| ${CREATE} | ${server} | ${against} | ${loadCells(row, reference)} | ${fmt(row.cpuUsPerRequest / reference.cpuUsPerRequest, 2)} |`
+  }),
+  '', 'Metrics on is the default (`GET /metrics`, request counts and durations by route, store batches); off is `METRICS=false`. ' +
+    `Traced: \`OTEL_EXPORTER_OTLP_ENDPOINT\` set (OTLP/HTTP protobuf, @fastify/otel spans for the request, each hook and the handler, and one per store batch) to a collector in the bench process that received ${fmt(exported.exports)} exports, ${fmt(exported.bytes / 2 ** 20, 1)} MiB; ` +
+    'spans beyond the exporter\'s queue (2,048) are dropped, as in production under such load. ' +
+    'CPU/req × against is the server\'s CPU time per request against the other\'s: on a busy machine it moves less than req/s does.')
+lines.push('', `### Reads from ${fmt(PLANTS)} plants`, '',
+  `| request | store | ${LOAD_HEADER} |`, `|---|---|${LOAD_ALIGN}|`,
+  ...readRows.map((r) => `| ${r.workload} | ${r.target} | ${loadCells(r.result, find(readRows, r.workload, 'baseline'))} |`),
+  '', `Filling ${fmt(PLANTS)} plants with one statement: ${stores.map((s) => `${s.name} ${fmt(s.fillMs / 1000, 1)} s`).join(', ')}.`,
+  '', '### Deep page against first page', '',
+  '| store | first page req/s | deep page req/s | deep ÷ first, time per request | the same, over the baseline\'s | first page CPU µs/req | deep page CPU µs/req | deep ÷ first, CPU | store alone, first page µs | store alone, deep page µs | deep ÷ first, store alone |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...stores.map((s) => {
+    const [first, deep, baseFirst, baseDeep] = [[1, s.name], [2, s.name], [1, 'baseline'], [2, 'baseline']]
+      .map(([i, name]) => find(readRows, reads[i as number][0], name as string))
+    const pages = s.pages as PageTimes
+    return `| ${s.name} | ${fmt(first.requests)} | ${fmt(deep.requests)} | ${fmt(first.requests / deep.requests, 2)} | ` +
+      `${fmt((first.requests / deep.requests) / (baseFirst.requests / baseDeep.requests), 2)} | ` +
+      `${fmt(first.cpuUsPerRequest)} | ${fmt(deep.cpuUsPerRequest)} | ${fmt(deep.cpuUsPerRequest / first.cpuUsPerRequest, 2)} | ` +
+      `${fmt(pages.first, 1)} | ${fmt(pages.deep, 1)} | ${fmt(pages.ratio, 2)} |`
+  }),
+  '', 'Time per request is the inverse of req/s at saturation. The baseline\'s store does the same work at any depth, ' +
+    'so its own deep ÷ first is what the machine and the HTTP path alone make of the two requests; the column after divides it out. ' +
+    '"Store alone" is `store.list({ limit: 21 })` called from the bench process without HTTP: 201 rounds of 20 pages ' +
+    'of each kind back to back, the order flipping every round; the medians of each kind\'s µs per page and of the rounds\' deep ÷ first.',
+  '', '### Servers', '', '| phase | server | start→ready ms | peak RSS MiB |', '|---|---|---:|---:|',
+  ...[['creates, empty store', createTargets], ['metrics and tracing', observeTargets], [`reads, ${fmt(PLANTS)} plants`, readTargets]].flatMap(([label, targets]) =>
+    (targets as Target[]).map((t) => `| ${label as string} | ${t.name} | ${fmt(t.server?.startToReadyMs ?? NaN)} | ${fmt(t.peakRss ?? NaN, 1)} |`)))
+
 // V8 lets its heap grow before a major collection, so RSS saws up and down:
 // a leak shows as growth across the whole series, not between two samples.
-lines.push('', `Sustained load, SQLite normal, ${SOAK_SECONDS} s: RSS ${fmt(at10, 1)} MiB after 10 s, ${fmt(at60, 1)} MiB after 60 s ` +
-  `(${fmt(at60 / at10, 2)}×), ${fmt(atEnd, 1)} MiB at ${fmt(samples.at(-1)?.[0] ?? 0)} s (${fmt(atEnd / at10, 2)}×).`,
-'', `RSS in MiB while under load: ${series}.`)
+const at10 = samples.find(([s]) => s >= 10)?.[1] ?? NaN
+const marks = samples.filter(([s], i) => i === samples.length - 1 || (Math.round(s) % 10 === 0 && s >= 10))
+lines.push('', '### Sustained load', '', `SQLite normal, creates, ${SOAK_SECONDS} s: RSS in MiB while under load, and against the first (after 10 s): ` +
+  marks.map(([s, mib]) => `${fmt(s)} s: ${fmt(mib, 1)} (${fmt(mib / at10, 2)}×)`).join(', ') + '.')
 
-const cpu = cpus()
 const report = [
-  '# Benchmark results', '',
-  `- command: \`npm run bench\`${PG_URL ? ` with PLANT_STORE_TEST_PG_URL=${PG_URL}` : ''} (BENCH_SECONDS=${SECONDS}, BENCH_SOAK_SECONDS=${SOAK_SECONDS})`,
+  `- command: \`${withPg ? `PLANT_STORE_TEST_PG_URL=${PG_URL} ` : ''}npm run bench\` (BENCH_SECONDS=${SECONDS}, BENCH_SOAK_SECONDS=${SOAK_SECONDS}, BENCH_PLANTS=${PLANTS})`,
   `- date: ${new Date().toISOString()}`,
-  `- machine: ${cpu.length} × ${cpu[0].model}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Node.js ${process.version}`,
-  `- load: autocannon, 50 connections, unique ids, POST /plants with a bearer token; ${taskset ? 'autocannon on core 0, the server on core 1 (taskset)' : 'no taskset: not pinned'}; 2 s warm-up then ${SECONDS} s measured`,
-  '', ...lines, ''
+  `- machine: ${machine()}; load average (1 min) ${fmt(loadAtStart, 1)} at the start, ${fmt(loadavg()[0], 1)} at the end`,
+  `- whole run: ${fmt((performance.now() - started) / 1000)} s after the build`,
+  `- load: autocannon, 50 connections, ${taskset ? 'autocannon on core 0, the servers on core 1 (taskset)' : 'no taskset: not pinned'}; ` +
+    `each server warmed up on each of its workloads (${fmt(WARM_UP_REQUESTS)} requests or ${WARM_UP_SECONDS} s, whichever comes first) before any is measured, ` +
+    `then ${SECONDS} s measured per row, each workload on every store back to back. Every request carries a bearer token.`,
+  '- server CPU µs/req: the server process\'s `process.cpuUsage()` (user + system, all its threads) over the measured window, ' +
+    'divided by the requests completed in it; PostgreSQL\'s own processes are not in it.',
+  '- p50 and p99 are in whole milliseconds (autocannon\'s resolution).',
+  '', ...lines
 ].join('\n')
-writeFileSync(join(here, '..', '..', 'bench', 'results.md'), report)
-process.stdout.write(report)
+writeSection(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench`', report)
+process.stdout.write(`${report}\n`)

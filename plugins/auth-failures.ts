@@ -1,4 +1,4 @@
-import fastifyRateLimit from '@fastify/rate-limit'
+import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from '../src/errors.js'
@@ -8,6 +8,10 @@ export interface AuthFailuresOptions {
   max: number
   /** The window, in ms. */
   timeWindow: number
+  /** Called for each request refused with a 429 (metrics). */
+  onRefuse?: () => void
+  /** Where the counts live (Redis, shared by replicas); in this process's memory when absent. */
+  store?: FastifyRateLimitStoreCtor
 }
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>
@@ -19,12 +23,12 @@ type Limiter = ReturnType<FastifyInstance['createRateLimit']>
  * even looked at, so tokens cannot be guessed at speed. Successful requests
  * are never counted. Register it before auth, in the same scope.
  */
-const authFailures: FastifyPluginAsync<AuthFailuresOptions> = async (fastify, { max, timeWindow }) => {
+const authFailures: FastifyPluginAsync<AuthFailuresOptions> = async (fastify, { max, timeWindow, onRefuse, store }) => {
   let limiter: Limiter | undefined
   // In a scope of its own, so that it does not meet the per-token limiter's decorators.
   await fastify.register(async (counter) => {
     // A failing store (Redis) must not turn every request into a 500: the check is skipped then.
-    await counter.register(fastifyRateLimit, { global: false, max, timeWindow, skipOnError: true })
+    await counter.register(fastifyRateLimit, { global: false, max, timeWindow, store, skipOnError: true })
     limiter = counter.createRateLimit()
   })
   const count = limiter as Limiter
@@ -32,6 +36,7 @@ const authFailures: FastifyPluginAsync<AuthFailuresOptions> = async (fastify, { 
   fastify.addHook('onRequest', async (request, reply) => {
     const state = await count(request, { increment: false })
     if (state.isAllowed || state.remaining > 0) return
+    onRefuse?.()
     reply.header('retry-after', state.ttlInSeconds).header('connection', 'close')
     throw new HttpError(429, `Too many failed authentications from this address: retry in ${state.ttlInSeconds} s.`)
   })

@@ -1,12 +1,38 @@
+import { createRequire } from 'node:module'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyPluginAsync } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsync, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { webhookEvents } from '../schemas/webhooks.js'
 
 // The page may load nothing from another origin: it must work with no internet,
 // and a CSP that says so makes the browser enforce it. swagger-ui sets inline styles.
 const CSP = "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; form-action 'self'; " +
   "frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'"
+
+// The package's own manifest, by self-reference: the same from the sources and from dist/.
+const { license } = createRequire(import.meta.url)('plant-store/package.json') as { license: string }
+
+const PAGE = '/docs'
+const tags = ['docs']
+
+// swagger-ui hides its routes from the document; its page is described here like any route.
+// `security: []`: public, where the API's operations need the bearer token.
+function describePage (route: RouteOptions): void {
+  if (route.url !== PAGE || route.method !== 'GET') return
+  route.schema = {
+    summary: 'The interactive API reference (this document, rendered)',
+    operationId: 'docs',
+    tags,
+    security: [],
+    produces: ['text/html'],
+    response: { 200: Type.String({ description: 'An HTML page; its scripts and styles come from this service only' }) }
+  }
+  // Fastify reuses these options for the page's `/docs/` twin once the hooks have run,
+  // so the document would name that one: it names the page by its own path.
+  route.config = { ...route.config, swaggerTransform: ({ schema }) => ({ schema, url: PAGE }) }
+}
 
 /**
  * The API's description, generated from the route schemas: GET /openapi.json
@@ -21,27 +47,46 @@ const docs: FastifyPluginAsync = async (fastify) => {
       info: {
         title: 'Plant Store',
         version: '1.0.0',
-        description: 'Create a plant with the identification number you choose, and read it back.'
+        description: 'Create plants under the identification numbers you choose, read them back, list the store page by page, and delete them.',
+        license: { name: license, identifier: license }
       },
+      // Relative: the host that serves this document, wherever it is deployed.
+      servers: [{ url: '/', description: 'This service: the host that serves this document' }],
       tags: [
         { name: 'plants', description: 'The plant store: every operation needs a bearer token' },
-        { name: 'probes', description: 'Health and readiness, for load balancers and orchestrators' }
+        { name: 'webhooks', description: 'Subscriptions to the plants added, and their deliveries: every operation needs a bearer token' },
+        { name: 'probes', description: 'Health and readiness, for load balancers and orchestrators' },
+        { name: 'operations', description: 'Metrics for Prometheus: the same bearer token as the plants' },
+        { name: 'docs', description: 'This document and its interactive reference' }
       ],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } }
-      }
+      },
+      // OpenAPI 3.1: what this service sends, not what it serves.
+      webhooks: webhookEvents
     },
     // Shared schemas (all have an $id) keep it as their component name: Plant, NewPlant, Error.
     refResolver: { buildLocalReference: (json) => String(json.$id) }
   })
 
-  fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger())
+  fastify.get('/openapi.json', {
+    schema: {
+      summary: 'This API document (OpenAPI 3.1)',
+      operationId: 'openapi',
+      tags,
+      security: [],
+      response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1 document, generated from the schemas that validate the requests' }) }
+    }
+  }, async () => fastify.swagger())
 
-  await fastify.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: CSP,
-    theme: { title: 'Plant Store API' },
-    uiConfig: { deepLinking: true, docExpansion: 'list', defaultModelsExpandDepth: 2 }
+  await fastify.register(async (page) => {
+    page.addHook('onRoute', describePage)
+    await page.register(swaggerUi, {
+      routePrefix: PAGE,
+      staticCSP: CSP,
+      theme: { title: 'Plant Store API' },
+      uiConfig: { deepLinking: true, docExpansion: 'list', defaultModelsExpandDepth: 2 }
+    })
   })
 }
 

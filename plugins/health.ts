@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import type { PlantStore } from '../src/store/types.js'
-import { ErrorBody, ref } from '../schemas/index.js'
+import { ErrorBody, RetryAfterHeader, ref } from '../schemas/index.js'
 
 export interface HealthOptions {
   store: PlantStore
@@ -21,6 +21,7 @@ const health: FastifyPluginAsync<HealthOptions> = async (fastify, { store }) => 
       summary: 'Liveness: the process answers',
       operationId: 'health',
       tags: ['probes'],
+      security: [],
       response: { 200: { ...Status, description: 'The process answers' } }
     }
   }, async () => ({ status: 'ok' as const }))
@@ -32,9 +33,10 @@ const health: FastifyPluginAsync<HealthOptions> = async (fastify, { store }) => 
       summary: 'Readiness: the store answers',
       operationId: 'ready',
       tags: ['probes'],
+      security: [],
       response: {
         200: { ...Status, description: 'The service can take requests' },
-        503: { ...ref(ErrorBody), description: 'The store cannot be reached' }
+        503: { ...ref(ErrorBody), description: 'The store cannot be reached', headers: { 'Retry-After': RetryAfterHeader } }
       }
     }
   }, async () => {

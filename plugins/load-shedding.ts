@@ -6,6 +6,8 @@ import { HttpError } from '../src/errors.js'
 export interface LoadSheddingOptions {
   /** Mean event loop delay, in ms, above which requests are refused; 0 turns shedding off. */
   maxEventLoopDelay: number
+  /** Called for each request refused with a 503 (metrics). */
+  onRefuse?: () => void
 }
 
 /** Seconds a shed client is told to wait (the Retry-After header). */
@@ -32,7 +34,7 @@ class Overloaded extends HttpError {
  * which ended the process (and would have stopped its sampling for good). The
  * delay alone needs no descriptor and cannot throw.
  */
-const loadShedding: FastifyPluginAsync<LoadSheddingOptions> = async (fastify, { maxEventLoopDelay }) => {
+const loadShedding: FastifyPluginAsync<LoadSheddingOptions> = async (fastify, { maxEventLoopDelay, onRefuse }) => {
   if (maxEventLoopDelay === 0) return
   const histogram = monitorEventLoopDelay({ resolution: RESOLUTION })
   histogram.enable()
@@ -50,6 +52,7 @@ const loadShedding: FastifyPluginAsync<LoadSheddingOptions> = async (fastify, { 
 
   fastify.addHook('onRequest', (_request, reply, done) => {
     if (!(delay > maxEventLoopDelay)) return done()
+    onRefuse?.()
     reply.header('retry-after', RETRY_AFTER)
     done(new Overloaded())
   })

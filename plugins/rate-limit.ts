@@ -1,4 +1,4 @@
-import fastifyRateLimit from '@fastify/rate-limit'
+import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from '../src/errors.js'
@@ -8,6 +8,10 @@ export interface RateLimitOptions {
   max?: number
   /** The window, in ms. */
   timeWindow: number
+  /** Called for each request refused with a 429 (metrics). */
+  onRefuse?: () => void
+  /** Where the counts live (Redis, shared by replicas); in this process's memory when absent. */
+  store?: FastifyRateLimitStoreCtor
 }
 
 /**
@@ -15,12 +19,16 @@ export interface RateLimitOptions {
  * window, then answers 429 with Retry-After. Registered after auth: the client
  * is its token, named by the token's digest so the limiter never holds a secret.
  */
-const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (fastify, { max, timeWindow }) => {
+const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (fastify, { max, timeWindow, onRefuse, store }) => {
   if (max === undefined) return
   await fastify.register(fastifyRateLimit, {
     max,
     timeWindow,
+    store,
+    // A store that fails (Redis unreachable) lets the request through rather than fail it.
+    skipOnError: true,
     keyGenerator: (request) => request.tokenDigest as string,
+    onExceeded: onRefuse,
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, `Too many requests with this token: the limit is ${context.max} per ${timeWindow / 1000} s; retry in ${context.after}.`)
   })

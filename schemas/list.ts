@@ -13,7 +13,8 @@ export type PlantListItem = Static<typeof PlantListItem>
 export const MAX_PAGE = 100
 
 export const PlantListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most plants on the page' }),
+  // Optional for the client (the OpenAPI document says so); the validator fills in the default.
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most plants on the page' })),
   tag: Type.Optional(Type.String({ pattern: STORABLE_TEXT, description: 'Only plants with exactly this tag' })),
   cursor: Type.Optional(Type.String({ description: 'Where the page starts: opaque, taken from the `next` link of the previous page' }))
 }, { additionalProperties: false })

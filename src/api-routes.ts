@@ -1,13 +1,16 @@
 import type { RouteOptions } from 'fastify'
-import { ErrorBody, ref } from '../schemas/index.js'
+import { ErrorBody, RetryAfterHeader, WwwAuthenticateHeader, ref } from '../schemas/index.js'
 
-const error = (description: string) => ({ ...ref(ErrorBody), description })
+const error = (description: string, headers: Record<string, unknown>) => ({ ...ref(ErrorBody), description, headers })
 
 // What the API scope adds to each of its routes, beyond what the route answers itself.
 const responses = {
-  401: error('No bearer token, a malformed Authorization header, or a token the service does not accept'),
-  429: error('Too many requests with this token: wait as long as the Retry-After header says'),
-  503: error('The store cannot be reached, or the service is overloaded: retry shortly (see Retry-After when present)')
+  401: error('No bearer token, a malformed Authorization header, or a token the service does not accept',
+    { 'WWW-Authenticate': WwwAuthenticateHeader }),
+  429: error('Too many requests with this token, or too many failed authentications from this address: wait as long as Retry-After says',
+    { 'Retry-After': RetryAfterHeader }),
+  503: error('The store cannot be reached, or the service is overloaded: retry after the seconds Retry-After gives',
+    { 'Retry-After': RetryAfterHeader })
 }
 
 /**

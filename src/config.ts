@@ -10,7 +10,10 @@ function oneOf<T extends string> (values: readonly T[], description: string) {
   return Type.Unsafe<T>({ type: 'string', enum: values, description })
 }
 
+const SCHEDULE_ACCEPTS = 'comma-separated delays, each plain decimal digits and a unit (ms, s, m or h), such as 5s,5m,30m, at most 100 of them'
+const RETENTION_ACCEPTS = 'a delay of plain decimal digits and a unit (ms, s, m or h), such as 168h'
 const TRUST_PROXY_ACCEPTS = 'true, false, or comma-separated proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal'
+const CORS_ORIGINS_ACCEPTS = '* or comma-separated origins, each http(s)://host[:port] exactly as a browser sends it (no path, no trailing slash, no default port)'
 
 // Each description says what the variable accepts: it is the start-up error's text.
 export const Environment = Type.Object({
@@ -36,7 +39,22 @@ export const Environment = Type.Object({
   AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 1, maximum: 1000000000, default: 20, description: 'an integer from 1 to 1000000000' }),
   AUTH_FAILURE_WINDOW: Type.Integer({ minimum: 1000, maximum: 86400000, default: 60000, description: 'milliseconds, an integer from 1000 to 86400000' }),
   TRUST_PROXY: Type.Optional(Type.String({ description: TRUST_PROXY_ACCEPTS })),
+  CORS_ORIGINS: Type.Optional(Type.String({ description: CORS_ORIGINS_ACCEPTS })),
   MAX_EVENT_LOOP_DELAY: Type.Integer({ minimum: 0, maximum: 60000, default: 1000, description: 'milliseconds, an integer from 0 (no load shedding) to 60000' }),
+  REDIS_URL: Type.Optional(Type.String({
+    pattern: '^rediss?://[^\\s]+$',
+    description: 'redis://[[user]:password@]host[:port][/db] or rediss://… (unset: limits kept in memory)'
+  })),
+  REDIS_KEY_PREFIX: Type.String({ minLength: 1, maxLength: 200, default: 'plant-store:', description: 'a non-empty prefix for the keys of the shared limits, at most 200 characters' }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'an http:// or https:// URL of an OTLP/HTTP collector (unset: no tracing)' })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'an http:// or https:// URL that receives the traces as it is (unset: OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces)' })),
+  OTEL_EXPORTER_OTLP_PROTOCOL: oneOf(['http/protobuf', 'http/json'] as const, 'http/protobuf or http/json (grpc is not supported)'),
+  OTEL_SERVICE_NAME: Type.String({ minLength: 1, default: 'plant-store', description: 'a non-empty service name' }),
+  METRICS: oneOf(['true', 'false'] as const, 'true or false'),
+  WEBHOOK_ALLOW_PRIVATE: oneOf(['true', 'false'] as const, 'true or false'),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({ default: '5s,5m,30m,2h,5h,10h,10h', description: SCHEDULE_ACCEPTS }),
+  WEBHOOK_TIMEOUT: Type.Integer({ minimum: 100, maximum: 600000, default: 15000, description: 'milliseconds, an integer from 100 to 600000' }),
+  WEBHOOK_RETENTION: Type.String({ default: '168h', description: RETENTION_ACCEPTS }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
     'one of fatal, error, warn, info, debug, trace, silent'),
   NODE_ENV: Type.Optional(Type.String())
@@ -76,9 +94,34 @@ export interface Config {
   authFailureWindow: number
   /** Fastify's trustProxy: which proxies' X-Forwarded-For names the client address. */
   trustProxy: boolean | string
+  /** Origins whose pages may call the API from a browser, or `['*']` for any; empty: no CORS headers. */
+  corsOrigins: string[]
   /** Mean event loop delay, in ms, above which API requests are shed with a 503; 0: never. */
   maxEventLoopDelay: number
+  /** The Redis that holds the limits shared by all replicas; undefined: each instance counts alone. */
+  redisUrl?: string
+  /** Put before every key the shared limits write in Redis. */
+  redisKeyPrefix: string
+  /** Where traces go (OTLP over HTTP); undefined: no tracing, and no OpenTelemetry SDK loaded. */
+  tracing?: TracingConfig
+  /** GET /metrics and the measurements behind it. */
+  metrics: boolean
+  /** Webhooks may reach loopback and private addresses (tests, internal networks). */
+  webhookAllowPrivate: boolean
+  /** The delays before each retry of a delivery, in ms; after the last one it is failed. */
+  webhookRetrySchedule: number[]
+  /** How long a receiver has for one attempt, in ms. */
+  webhookTimeout: number
+  /** How long a succeeded delivery stays listed before it is pruned, in ms. */
+  webhookRetention: number
   logLevel: Environment['LOG_LEVEL']
+}
+
+export interface TracingConfig {
+  /** The URL the spans are posted to (…/v1/traces). */
+  url: string
+  protocol: 'http/protobuf' | 'http/json'
+  serviceName: string
 }
 
 /** A configuration problem, with a one-line message that names the variable. */
@@ -89,7 +132,14 @@ export class ConfigError extends Error {
   }
 }
 
-const DEFAULTS: Record<string, string> = { SQLITE_SYNCHRONOUS: 'normal', LOG_LEVEL: 'info' }
+const DEFAULTS: Record<string, string> = { SQLITE_SYNCHRONOUS: 'normal', WEBHOOK_ALLOW_PRIVATE: 'false', LOG_LEVEL: 'info', METRICS: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }
+
+// The OpenTelemetry specification's rule: the base endpoint gets the signal's path, a per-signal one is used as it is.
+function readTracing (env: Environment): TracingConfig | undefined {
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`)
+  return url === undefined ? undefined : { url, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL, serviceName: env.OTEL_SERVICE_NAME }
+}
 
 // Ajv would take `0x10`, `1e3` or ` 5` for numbers: a number is plain decimal digits.
 function looseNumbers (data: Record<string, string | undefined>): string[] {
@@ -101,7 +151,7 @@ function looseNumbers (data: Record<string, string | undefined>): string[] {
 function explain (names: Iterable<string>, env: Record<string, string | undefined>): string {
   return [...new Set(names)].map((name) => {
     const schema = (Environment.properties as Record<string, TSchema>)[name]
-    const value = name === 'DATABASE_URL' && env[name] !== undefined ? redactDatabaseUrl(env[name]) : env[name]
+    const value = (name === 'DATABASE_URL' || name === 'REDIS_URL') && env[name] !== undefined ? redactDatabaseUrl(env[name]) : env[name]
     return `${name}=${JSON.stringify(value)} is not valid: expected ${schema.description}`
   }).join('; ')
 }
@@ -124,6 +174,40 @@ function parseTrustProxy (value: string | undefined): boolean | string {
     throw new ConfigError(`TRUST_PROXY=${JSON.stringify(value)} is not valid: expected ${TRUST_PROXY_ACCEPTS}`)
   }
   return entries.join(',')
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+const LONGEST_DELAY = 365 * 24 * UNITS.h
+
+// `5s`, `250ms`, `2h`: plain decimal digits, as for every number, and a unit.
+function parseDelays (name: string, value: string, accepts: string, most: number): number[] {
+  const delays = value.split(',').map((item) => {
+    const match = /^([0-9]+)(ms|s|m|h)$/.exec(item.trim())
+    return match === null ? NaN : Number(match[1]) * UNITS[match[2]]
+  })
+  if (delays.length > most || !delays.every((delay) => delay <= LONGEST_DELAY)) {
+    throw new ConfigError(`${name}=${JSON.stringify(value)} is not valid: expected ${accepts}`)
+  }
+  return delays
+}
+
+// An Origin header is compared as text: an entry must be the exact text a browser sends.
+function isOrigin (entry: string): boolean {
+  try {
+    const url = new URL(entry)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === entry
+  } catch {
+    return false
+  }
+}
+
+function parseCorsOrigins (value: string | undefined): string[] {
+  if (value === undefined) return []
+  const entries = value.split(',').map((entry) => entry.trim())
+  if (!(entries.length === 1 && entries[0] === '*') && !entries.every(isOrigin)) {
+    throw new ConfigError(`CORS_ORIGINS=${JSON.stringify(value)} is not valid: expected ${CORS_ORIGINS_ACCEPTS}`)
+  }
+  return [...new Set(entries)]
 }
 
 function readTokens (env: Environment): string[] {
@@ -159,6 +243,9 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   }
 
   const trustProxy = parseTrustProxy(parsed.TRUST_PROXY)
+  const webhookRetrySchedule = parseDelays('WEBHOOK_RETRY_SCHEDULE', parsed.WEBHOOK_RETRY_SCHEDULE, SCHEDULE_ACCEPTS, 100)
+  const [webhookRetention] = parseDelays('WEBHOOK_RETENTION', parsed.WEBHOOK_RETENTION, RETENTION_ACCEPTS, 1)
+  const corsOrigins = parseCorsOrigins(parsed.CORS_ORIGINS)
   const tokens = readTokens(parsed)
   let generatedToken: string | undefined
   if (tokens.length === 0) {
@@ -189,7 +276,16 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     authFailureLimit: parsed.AUTH_FAILURE_LIMIT,
     authFailureWindow: parsed.AUTH_FAILURE_WINDOW,
     trustProxy,
+    corsOrigins,
     maxEventLoopDelay: parsed.MAX_EVENT_LOOP_DELAY,
+    redisUrl: parsed.REDIS_URL,
+    redisKeyPrefix: parsed.REDIS_KEY_PREFIX,
+    tracing: readTracing(parsed),
+    metrics: parsed.METRICS === 'true',
+    webhookAllowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookRetrySchedule,
+    webhookTimeout: parsed.WEBHOOK_TIMEOUT,
+    webhookRetention,
     logLevel: parsed.LOG_LEVEL
   }
 }

@@ -4,6 +4,9 @@ import type { ErrorBody } from '../schemas/error.js'
 import { redactUrl } from './redact.js'
 import { StoreUnavailableError } from './store/types.js'
 
+/** Seconds a 503 tells the client to wait (Retry-After), unless the refusal set its own. */
+export const RETRY_AFTER_UNAVAILABLE = 2
+
 /** An error whose status and message are meant for the client as they are. */
 export class HttpError extends Error {
   readonly statusCode: number
@@ -52,17 +55,20 @@ export function sendError (error: FastifyError, request: FastifyRequest, reply: 
     // A deliberate answer: the request's own log line already has its status.
     request.log.debug({ statusCode: body.error, reason: body.message }, 'request rejected')
   }
+  // Every 503 says when to come back (a store outage, shutting down, /ready); load shedding sets its own.
+  if (body.error === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', RETRY_AFTER_UNAVAILABLE)
   return reply.code(body.error).send(body)
 }
 
 /**
  * Fastify's frameworkErrors handler. These errors (a malformed URL, a path
  * parameter too long) are raised before routing, so no hook runs: the request
- * id header and the request's one log line are written here.
+ * id header, the CORS headers and the request's one log line are written here.
  */
 export function sendFrameworkError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const body = describeError(error, request)
   reply.header('x-request-id', request.id)
+  request.server.corsHeaders?.(request, reply)
   request.log.info({ req: request, res: { statusCode: body.error }, reason: body.message }, 'request rejected')
   return reply.code(body.error).send(body)
 }

@@ -17,7 +17,7 @@ async function logStream (): Promise<LogStream | undefined> {
 
 async function main (): Promise<void> {
   const config = loadConfig(process.env)
-  secrets = databaseSecrets(config.databaseUrl)
+  secrets = [...databaseSecrets(config.databaseUrl), ...databaseSecrets(config.redisUrl ?? '')]
   if (config.generatedToken !== undefined) {
     process.stderr.write('plant-store: WARNING: no API_TOKENS or API_TOKENS_FILE set; this run accepts one random token:\n' +
       `plant-store:   ${config.generatedToken}\n`)

@@ -21,10 +21,10 @@ const HOST_KEY = 'host-key'
 
 interface Packed { filename: string, files: Array<{ path: string }> }
 
-/** The TypeScript examples of the README's "Use the plugin in your Fastify app" section. */
-async function readmeExamples (): Promise<string[]> {
+/** The TypeScript examples of a section of the README. */
+async function readmeExamples (title: string): Promise<string[]> {
   const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
-  const section = readme.split(/^## /m).find((part) => part.startsWith('Use the plugin in your Fastify app')) ?? ''
+  const section = readme.split(/^## /m).find((part) => part.startsWith(title)) ?? ''
   return [...section.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1])
 }
 
@@ -159,13 +159,16 @@ t.test('the packed package, installed into a host app', async (t) => {
     },
     include: ['*.ts']
   }, null, 2))
-  for (const file of ['host.ts', 'types.ts', 'require.cjs']) await copyFile(join(FIXTURES, file), join(host, file))
-  const examples = await readmeExamples()
+  for (const file of ['host.ts', 'types.ts', 'client.ts', 'require.cjs']) await copyFile(join(FIXTURES, file), join(host, file))
+  const examples = await readmeExamples('Use the plugin in your Fastify app')
   for (const [i, example] of examples.entries()) await writeFile(join(host, `readme-${i + 1}.ts`), example)
+  const clientExamples = await readmeExamples('Call it from TypeScript')
+  for (const [i, example] of clientExamples.entries()) await writeFile(join(host, `readme-client-${i + 1}.ts`), example)
 
   const tsc = join(host, 'node_modules', 'typescript', 'bin', 'tsc')
   t.test('the host and the README examples compile against the published types', async (t) => {
     t.ok(examples.length >= 3, 'the README has its examples')
+    t.ok(clientExamples.length >= 2, "and the client's")
     const check = await run(process.execPath, [tsc, '-p', host, '--noEmit'], { ...EXEC, cwd: host, env: ENV })
       .catch((error: { stdout: string, code: number }) => error)
     t.equal('code' in check ? check.code : 0, 0, `tsc --noEmit:\n${check.stdout}`)
@@ -267,6 +270,17 @@ t.test('the packed package, installed into a host app', async (t) => {
     t.equal((await call(base, 'POST', '/echo', { json: '{"n": 9007199254740993}' })).text, '{"ok":true,"body":{"n":9007199254740992}}',
       "the host keeps Fastify's JSON parser (which rounds)")
     isHostError(t, await call(base, 'POST', '/echo', { json: '{"n":' }), 400, /JSON/)
+  })
+
+  t.test('plant-store/client, installed, calls the host\'s /v1', async (t) => {
+    const { stdout } = await run(process.execPath, [join('build', 'client.js'), `${base}/v1`, TOKEN], { ...EXEC, cwd: host, env: ENV })
+    t.equal(stdout, [
+      '{"name":"Max","tag":"client"}',
+      'bigint -9223372036854775808 Min',
+      'bigint 9223372036854775807 Max',
+      'not-found 404 No plant has id -9223372036854775808.',
+      'conflict 409 A different plant already has id 9223372036854775807; it was left as it was.'
+    ].join('\n') + '\n')
   })
 
   t.test('nothing the plugins registered is visible outside their scope', async (t) => {

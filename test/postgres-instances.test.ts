@@ -7,7 +7,7 @@ import { connect, freshPostgresUrl, PG_SKIP as skip } from './helpers/postgres.j
 
 // Built as test/helpers/build.ts builds an app: loadConfig, then buildApp.
 async function instance (t: Test, url: string): Promise<FastifyInstance> {
-  const config = loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: url, DATABASE_POOL_SIZE: '4' })
+  const config = loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: url, DATABASE_POOL_SIZE: '4', MAX_EVENT_LOOP_DELAY: '0' })
   const app = await buildApp(config)
   t.teardown(() => app.close())
   await app.ready()

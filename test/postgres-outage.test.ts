@@ -1,5 +1,3 @@
-import { once } from 'node:events'
-import net from 'node:net'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
@@ -8,66 +6,11 @@ import type { StoreLogger } from '../src/store/postgres/index.js'
 import { StoreUnavailableError } from '../src/store/types.js'
 import { assertError, getPlant, postPlant, TOKEN } from './helpers/build.js'
 import { freshPostgresUrl, PG_SKIP as skip } from './helpers/postgres.js'
+import { startProxy } from './helpers/proxy.js'
 
 const TIMEOUT = 1000
 // A 503 may wait for a connection, then for a statement: each bounded by the timeout.
 const BOUND = 2 * TIMEOUT + 1000
-
-/**
- * A TCP proxy to PostgreSQL that the test can cut (connections reset, new
- * ones refused), stall (connections open, nothing forwarded) and restore.
- */
-class Proxy {
-  readonly server = net.createServer((client) => this.accept(client))
-  readonly sockets = new Set<net.Socket>()
-  stalled = false
-  port = 0
-
-  constructor (readonly target: URL) {}
-
-  async listen (): Promise<void> {
-    this.server.listen(this.port, '127.0.0.1')
-    await once(this.server, 'listening')
-    this.port = (this.server.address() as net.AddressInfo).port
-  }
-
-  private track (socket: net.Socket): void {
-    this.sockets.add(socket)
-    socket.on('close', () => this.sockets.delete(socket))
-    socket.on('error', () => {})
-  }
-
-  private accept (client: net.Socket): void {
-    this.track(client)
-    if (this.stalled) return
-    const upstream = net.connect(Number(this.target.port || 5432), this.target.hostname)
-    this.track(upstream)
-    client.on('close', () => upstream.destroy())
-    upstream.on('close', () => client.destroy())
-    client.pipe(upstream).pipe(client)
-  }
-
-  private dropAll (): void {
-    for (const socket of this.sockets) socket.destroy()
-  }
-
-  async cut (): Promise<void> {
-    const closed = new Promise((resolve) => this.server.close(resolve))
-    this.dropAll()
-    await closed
-  }
-
-  stall (): void {
-    this.stalled = true
-    for (const socket of this.sockets) socket.unpipe()
-  }
-
-  async restore (): Promise<void> {
-    this.dropAll()
-    this.stalled = false
-    if (!this.server.listening) await this.listen()
-  }
-}
 
 function capture (): { levels: string[], log: StoreLogger } {
   const levels: string[] = []
@@ -81,12 +24,8 @@ async function timed (request: Promise<LightMyRequestResponse>): Promise<[LightM
 }
 
 t.test('PostgreSQL cut or stalled: 503 in bounded time, /ready 503, logged once, back without a restart', { skip }, async (t) => {
-  const base = new URL(await freshPostgresUrl(t) as string)
-  const proxy = new Proxy(base)
-  await proxy.listen()
-  t.teardown(() => proxy.cut())
-  const url = new URL(base)
-  url.host = `127.0.0.1:${proxy.port}`
+  const proxy = await startProxy(t, await freshPostgresUrl(t) as string)
+  const url = new URL(proxy.url)
 
   const config = loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: url.href, DATABASE_TIMEOUT: String(TIMEOUT) })
   const app = await buildApp(config)

@@ -1,14 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { PlantListItem, PlantListQuery, ref } from '../../schemas/index.js'
+import { LinkHeader, PlantListItem, PlantListQuery, ref } from '../../schemas/index.js'
 import { HttpError } from '../../src/errors.js'
 import type { PlantStore } from '../../src/store/types.js'
 import { readCursor, writeCursor } from './cursor.js'
 import { error, tags, unavailable } from './responses.js'
 
-// A repeated parameter (`?limit=5&limit=6`) arrives as an array: refused by name before the schema sees it.
-async function refuseRepeated (request: FastifyRequest): Promise<void> {
+/** A repeated parameter (`?limit=5&limit=6`) arrives as an array: refused by name before the schema sees it. */
+export async function refuseRepeated (request: FastifyRequest): Promise<void> {
   const repeated = Object.entries(request.query as Record<string, unknown>).find(([, value]) => Array.isArray(value))
   if (repeated !== undefined) throw new HttpError(400, `querystring/${repeated[0]} is repeated: give it once.`)
 }
@@ -28,16 +28,16 @@ export function listRoute (instance: FastifyInstance, store: PlantStore): void {
       response: {
         200: Type.Array(ref(PlantListItem), {
           description: 'A page of plants; `[]` when none match',
-          headers: {
-            Link: Type.String({ description: 'Present while more plants follow: `<…>; rel="next"`, a reference to the next page relative to this one' })
-          }
+          headers: { Link: LinkHeader }
         }),
         400: error('A query parameter is out of range, not a plain decimal, repeated or unknown, or the cursor was altered'),
         503: unavailable
       }
     }
   }, async (request, reply) => {
-    const { limit, tag, cursor } = request.query
+    const { tag, cursor } = request.query
+    // Never undefined here: the schema's default fills it in when the client leaves it out.
+    const limit = request.query.limit as number
     const after = cursor === undefined ? undefined : readCursor(cursor, tag)
     // One more than the page: whether a next page exists is known without a count.
     const page = await store.list({ limit: limit + 1, tag, after })

@@ -1,14 +1,11 @@
 import secureJson from 'secure-json-parse'
-import { readJson } from './read.js'
 import { JsonBodyError, MAX_DEPTH, tooDeep } from './errors.js'
+import { mayRound } from './exact.js'
+import { readJson } from './read.js'
 
 export { JsonBodyError, JsonFraction, MAX_DEPTH } from './errors.js'
 
 const POISON = { protoAction: 'error', constructorAction: 'error' } as const
-
-// A double may misjudge a literal only when it has 16 significant digits or more
-// (the digits may span the point) or an exponent: only then is the exact reader needed.
-const RISKY = /\d(?:\.?\d){15}|\d[eE]/
 
 /**
  * Parses a JSON text with the prototype-poisoning checks of Fastify's own parser,
@@ -31,7 +28,7 @@ export function parseJson (text: string): unknown {
     readJson(text)
     throw new JsonBodyError('The request body has a forbidden prototype property (__proto__, or constructor.prototype).')
   }
-  if (RISKY.test(text)) return readJson(text)
+  if (mayRound(text)) return readJson(text)
   // Each level takes two characters at least: a short text cannot be too deep.
   if (text.length > 2 * MAX_DEPTH) checkDepth(text)
   return value

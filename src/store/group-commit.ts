@@ -1,3 +1,5 @@
+import type { StoreObserver } from './observer.js'
+
 /** One caller waiting for the batch that holds its item. */
 export interface Waiter<T, R> {
   item: T
@@ -12,6 +14,8 @@ export interface GroupCommitOptions<T, R> {
   maxBatch: number
   /** The most batches committing at once. */
   maxInFlight: number
+  /** Hears of the queue and of each batch (metrics, traces). */
+  observer?: StoreObserver
 }
 
 export interface GroupCommit<T, R> {
@@ -26,8 +30,9 @@ export interface GroupCommit<T, R> {
  * that many callers share one commit instead of paying one each.
  */
 export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupCommit<T, R> {
-  const { commit, maxBatch, maxInFlight } = options
+  const { commit, maxBatch, maxInFlight, observer } = options
   const queue: Array<Waiter<T, R>> = []
+  observer?.queue?.(() => queue.length)
   const inFlight = new Set<Promise<void>>()
   let scheduled = false
 
@@ -42,7 +47,10 @@ export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupComm
     scheduled = false
     // While every slot is busy, new items gather into the next, larger batch.
     while (queue.length > 0 && inFlight.size < maxInFlight) {
-      const done: Promise<void> = commit(queue.splice(0, maxBatch)).finally(() => {
+      const batch = queue.splice(0, maxBatch)
+      const end = observer?.batch?.(batch.length)
+      const done: Promise<void> = commit(batch).finally(() => {
+        end?.()
         inFlight.delete(done)
         schedule()
       })

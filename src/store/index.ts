@@ -1,32 +1,37 @@
 import type { Config } from '../config.js'
+import type { StoreObserver } from './observer.js'
 import type { StoreLogger } from './outage.js'
 import { openSqliteStore } from './sqlite/index.js'
 import type { PlantStore } from './types.js'
 
 export { StoreUnavailableError, type CreateOutcome, type CreateResult, type ListQuery, type PlantRecord, type PlantStore } from './types.js'
 export { openSqliteStore, type SqliteStoreOptions } from './sqlite/index.js'
+export type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryPage, DeliveryStatus, Endpoint, EndpointPatch, NewEndpoint, WebhookStore } from './webhook-types.js'
 export type { StoreLogger } from './outage.js'
+export { combineObservers, type StoreObserver } from './observer.js'
 
 export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'>
 
 /**
  * Opens the store that DATABASE_URL names: `sqlite:<path>`, `sqlite::memory:`, or `postgres://…`.
- * `log` hears about store outages (PostgreSQL): once when the store turns unavailable, once when it is back.
+ * `log` hears about store outages: once when the store turns unavailable, once when it is back;
+ * `observer` of the write queue, each batch and outages (metrics, traces).
  */
-export async function openStore (config: StoreConfig, log?: StoreLogger): Promise<PlantStore> {
+export async function openStore (config: StoreConfig, log?: StoreLogger, observer?: StoreObserver): Promise<PlantStore> {
   const { databaseUrl } = config
   if (databaseUrl.startsWith('sqlite:')) {
     return openSqliteStore({
       path: databaseUrl.slice('sqlite:'.length),
       synchronous: config.sqliteSynchronous,
       busyTimeout: config.databaseTimeout,
-      log
+      log,
+      observer
     })
   }
   /* c8 ignore start - the rest runs only when PostgreSQL is configured (PLANT_STORE_TEST_PG_URL in the tests) */
   if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error(`DATABASE_URL: no store for ${databaseUrl.split(':')[0]}`)
   // Loaded on demand: a SQLite deployment never loads pg.
   const { openPostgresStore } = await import('./postgres/index.js')
-  return openPostgresStore({ url: databaseUrl, poolSize: config.databasePoolSize, timeout: config.databaseTimeout, log })
+  return openPostgresStore({ url: databaseUrl, poolSize: config.databasePoolSize, timeout: config.databaseTimeout, log, observer })
 }
 /* c8 ignore stop */

@@ -1,28 +1,44 @@
+import type { StoreObserver } from './observer.js'
+
 /** What a store needs of a logger; a pino or Fastify logger fits. */
 export interface StoreLogger {
   info (obj: object, msg: string): void
   warn (obj: object, msg: string): void
 }
 
+/** What an operation did: a write (or a probe that writes) or only a read. */
+export type Access = 'read' | 'write'
+
 export interface Outage {
   /** The store failed to answer: logged when an outage starts, not at every failure. */
-  down (reason: string, code?: string): void
+  down (access: Access, reason: string, code?: string): void
   /** The store answered: logged when an outage ends. */
-  up (): void
+  up (access: Access): void
 }
 
-/** Tracks whether a store answers, so an outage is logged once when it starts and once when it ends. */
-export function trackOutage (log: StoreLogger, store: string): Outage {
+/**
+ * Tracks whether a store answers, so an outage is logged once when it starts and
+ * once when it ends. Once a write has failed, only a write ends the outage: a store
+ * that cannot be written (a full disk, a lock held elsewhere, a read-only server)
+ * still answers reads, and taking those for a recovery would log both lines at
+ * every request.
+ */
+export function trackOutage (log: StoreLogger, store: string, observer?: StoreObserver): Outage {
   let available = true
+  let writesFailed = false
   return {
-    down (reason, code) {
+    down (access, reason, code) {
+      if (access === 'write') writesFailed = true
       if (!available) return
       available = false
+      observer?.available?.(false)
       log.warn({ reason, code }, `${store} is unavailable: requests get 503 until it answers again`)
     },
-    up () {
-      if (available) return
+    up (access) {
+      if (available || (writesFailed && access === 'read')) return
       available = true
+      writesFailed = false
+      observer?.available?.(true)
       log.info({}, `${store} answers again`)
     }
   }

@@ -1,4 +1,5 @@
 import type { Plant } from '../../schemas/plant.js'
+import type { WebhookStore } from './webhook-types.js'
 
 /** A plant as the store keeps it: the response shape plus its 64-bit id. */
 export interface PlantRecord extends Plant {
@@ -30,6 +31,8 @@ export interface ListQuery {
 
 /** The port the routes use; one adapter per database engine implements it. */
 export interface PlantStore {
+  /** Webhook subscriptions and the outbox that creates fill in their own transactions. */
+  readonly webhooks: WebhookStore
   /** Resolves only once the outcome is committed. */
   create (plant: PlantRecord): Promise<CreateResult>
   /** True when the plant existed and its removal is committed; false when there was none. */

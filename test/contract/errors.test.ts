@@ -87,6 +87,7 @@ t.test('a request that arrives while shutting down gets a 503 with the Error bod
   const [first, second] = answer.split(/(?=HTTP\/1.1 )/)
   t.match(first, /^HTTP\/1.1 200 OK\r\n/, 'the request in flight is answered')
   t.match(second, /^HTTP\/1.1 503 Service Unavailable\r\n/)
+  t.match(second, /\r\nretry-after: 2\r\n/i, 'with Retry-After')
   t.match(second, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i)
   t.same(errorBodyOf(second), { error: 503, message: 'The service is shutting down; retry in a few seconds.' })
 })

@@ -17,7 +17,9 @@ export function sqliteUrl (t: Test): string {
  * the shared server options) and closes it when the test ends.
  */
 export async function build (t: Test, env: Record<string, string> = {}): Promise<FastifyInstance> {
-  const config = loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: 'sqlite::memory:', ...env })
+  // No load shedding unless a test asks for it: on a busy test machine a contract
+  // test must not turn into a test of load shedding, which has tests of its own.
+  const config = loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: 'sqlite::memory:', MAX_EVENT_LOOP_DELAY: '0', ...env })
   const app = await buildApp(config)
   t.teardown(() => app.close())
   await app.ready()

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Client } from 'pg'
 import type { Test } from 'tap'
 
-/** Why the PostgreSQL tests skip, or undefined when they run. */
-export const PG_SKIP = process.env.PLANT_STORE_TEST_PG_URL ? undefined : 'PLANT_STORE_TEST_PG_URL is not set'
+export { PG_SKIP } from './requires.js'
 
 /** A connection of the test's own, to look at or hold the database behind the store's back. */
 export async function connect (t: Test, url: string): Promise<Client> {

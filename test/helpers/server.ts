@@ -6,8 +6,8 @@ import type { Test } from 'tap'
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 
 // The TypeScript loader this test runs under, and coverage collected from the child too.
-function spawnServer (env: Record<string, string>) {
-  return spawn(process.execPath, [...process.execArgv, SERVER], {
+function spawnServer (env: Record<string, string>, node: string[] = []) {
+  return spawn(process.execPath, [...process.execArgv, ...node, SERVER], {
     env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -23,10 +23,11 @@ export interface RunningServer {
 
 /**
  * Starts src/server.ts as its own process, with the TypeScript loader this
- * test runs under, and resolves once it listens (or rejects if it exits first).
+ * test runs under (and `node`, more options for Node), and resolves once it
+ * listens (or rejects if it exits first).
  */
-export async function startServer (t: Test, env: Record<string, string>): Promise<RunningServer> {
-  const child = spawnServer({ LOG_LEVEL: 'info', ...env })
+export async function startServer (t: Test, env: Record<string, string>, node: string[] = []): Promise<RunningServer> {
+  const child = spawnServer({ LOG_LEVEL: 'info', ...env }, node)
   let out = ''
   let err = ''
   child.stdout.on('data', (chunk) => { out += chunk })

@@ -1,6 +1,9 @@
+import Database from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
+import { openStore, type PlantStore } from '../../src/store/index.js'
 import { build, sqliteUrl } from './build.js'
+import { PG_SKIP } from './requires.js'
 
 export type Build = (t: Test, env?: Record<string, string>) => Promise<FastifyInstance>
 
@@ -11,13 +14,11 @@ interface StoreKind {
   databaseUrl: (t: Test) => Promise<string>
 }
 
-const PG_URL = process.env.PLANT_STORE_TEST_PG_URL
-
 const kinds: StoreKind[] = [
   { name: 'sqlite', databaseUrl: async (t) => sqliteUrl(t) },
   {
     name: 'postgres',
-    skip: PG_URL === undefined || PG_URL === '' ? 'PostgreSQL: PLANT_STORE_TEST_PG_URL is not set' : undefined,
+    skip: PG_SKIP,
     databaseUrl: async (t) => {
       const { freshPostgresUrl } = await import('./postgres.js')
       return await freshPostgresUrl(t) as string
@@ -34,5 +35,39 @@ export function forEachStore (t: Test, suite: (t: Test, build: Build, databaseUr
     t.test(kind.name, { skip: kind.skip }, async (t) => {
       suite(t, async (t, env = {}) => build(t, { DATABASE_URL: await kind.databaseUrl(t), ...env }), kind.databaseUrl)
     })
+  }
+}
+
+/** Opens the store at `databaseUrl` as the app does, closed when the test ends. */
+export async function openTestStore (t: Test, databaseUrl: string): Promise<PlantStore> {
+  const store = await openStore({ databaseUrl, sqliteSynchronous: 'normal', databasePoolSize: 4, databaseTimeout: 5000 })
+  t.teardown(() => store.close())
+  return store
+}
+
+export type Sql = (text: string, values?: unknown[]) => Promise<Array<Record<string, unknown>>>
+
+/**
+ * A connection of the test's own to the database behind a store, to look at its rows:
+ * `?` placeholders on either engine; integers as BigInt on SQLite and text on PostgreSQL.
+ */
+export async function rawSql (t: Test, databaseUrl: string): Promise<Sql> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const db = new Database(databaseUrl.slice('sqlite:'.length))
+    t.teardown(() => db.close())
+    return async (text, values = []) => {
+      const statement = db.prepare(text)
+      if (!statement.reader) {
+        statement.run(...values)
+        return []
+      }
+      return statement.safeIntegers(true).all(...values) as Array<Record<string, unknown>>
+    }
+  }
+  const { connect } = await import('./postgres.js')
+  const client = await connect(t, databaseUrl)
+  return async (text, values = []) => {
+    let n = 0
+    return (await client.query(text.replace(/\?/g, () => `$${++n}`), values)).rows
   }
 }

@@ -15,7 +15,8 @@ async function main () {
   const { buildApp, loadConfig } = require('plant-store')
   assert.equal(typeof plants, 'function')
   assert.equal(typeof auth, 'function')
-  assert.deepEqual(sharedSchemas.map((schema) => schema.$id), ['Plant', 'NewPlant', 'PlantListItem', 'Error'])
+  assert.deepEqual(sharedSchemas.map((schema) => schema.$id), ['Plant', 'NewPlant', 'PlantListItem', 'Error',
+    'WebhookEndpoint', 'NewWebhookEndpoint', 'WebhookEndpointPatch', 'CreatedWebhookEndpoint', 'WebhookSecret', 'WebhookDelivery'])
   assert.ok(loaded('better-sqlite3'), 'the SQLite side is loaded')
   assert.ok(!loaded('pg'), 'nothing so far loads pg')
 
@@ -31,6 +32,12 @@ async function main () {
   const service = await buildApp(loadConfig({ API_TOKENS: 't', LOG_LEVEL: 'silent', DATABASE_URL: 'sqlite::memory:' }))
   assert.equal((await service.inject('/health')).statusCode, 200)
   await service.close()
+
+  const { createClient, PlantStoreError } = require('plant-store/client')
+  const { verifyWebhook } = require('plant-store/client/webhooks')
+  assert.equal(typeof createClient({ baseUrl: 'http://127.0.0.1:1', token: 't' }).list, 'function')
+  assert.equal(typeof PlantStoreError, 'function')
+  assert.equal(typeof verifyWebhook, 'function')
 
   const { openPostgresStore } = require('plant-store/store/postgres')
   assert.equal(typeof openPostgresStore, 'function')

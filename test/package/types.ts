@@ -7,6 +7,8 @@ import plants, { type PlantsOptions } from 'plant-store/plants'
 import { ErrorBody, NewPlant, Plant, sharedSchemas } from 'plant-store/schemas'
 import { openSqliteStore, openStore, StoreUnavailableError, type CreateResult, type PlantStore } from 'plant-store/store'
 import { openPostgresStore, type PostgresStoreOptions } from 'plant-store/store/postgres'
+import { createClient, PlantStoreError, type PlantListItem, type PlantStoreClient, type WebhookDelivery } from 'plant-store/client'
+import { verifyWebhook, WebhookVerificationError } from 'plant-store/client/webhooks'
 
 export async function typeChecks (): Promise<unknown[]> {
   const store: PlantStore = openSqliteStore({ path: ':memory:' })
@@ -46,4 +48,60 @@ export async function typeChecks (): Promise<unknown[]> {
   const options: PlantsOptions = { store }
   const authOptions: AuthOptions = { tokens: config.tokens }
   return [service, options, authOptions, error, ids, open, postgres, viaUrl, new StoreUnavailableError('down') instanceof Error]
+}
+
+export async function clientTypeChecks (): Promise<unknown[]> {
+  const client: PlantStoreClient = createClient({ baseUrl: 'http://127.0.0.1:3000', token: 't', retries: { max: 1, maxRetryAfter: 5000 } })
+  // @ts-expect-error the token is required
+  createClient({ baseUrl: 'http://127.0.0.1:3000' })
+  // @ts-expect-error retries is a number or a policy
+  createClient({ baseUrl: 'http://127.0.0.1:3000', token: 't', retries: 'often' })
+  const plant: Plant = await client.create({ id: '9007199254740993', name: 'Fern' })
+  await client.get(9007199254740993n)
+  await client.delete(7, { signal: AbortSignal.timeout(1000) })
+  // @ts-expect-error an id is a bigint, a number or a string
+  await client.get({ id: 1 })
+  // @ts-expect-error a plant needs a name
+  await client.create({ id: 1n })
+  const page = await client.listPage({ limit: 5, tag: 'climber' })
+  const exact: bigint = page.items[0].id
+  // @ts-expect-error a listed id is a bigint, never a number
+  const rounded: number = page.items[0].id
+  const cursor: string | undefined = page.nextCursor
+  const all: PlantListItem[] = []
+  for await (const item of client.list({ limit: 100 })) all.push(item)
+  const deliveries: WebhookDelivery[] = (await client.webhooks.deliveriesPage('w1')).items
+  const plantId: bigint = deliveries[0].plantId
+  const { secret } = await client.webhooks.create({ url: 'https://example.com/hook' })
+
+  let status: number | undefined
+  try {
+    await client.get(1n)
+  } catch (error) {
+    if (!(error instanceof PlantStoreError)) throw error
+    switch (error.kind) {
+      case 'not-found': {
+        const notFound: 404 = error.status
+        // @ts-expect-error a 404 carries no Retry-After
+        const wait: number = error.retryAfter
+        status = notFound + wait
+        break
+      }
+      case 'rate-limited': {
+        const limited: 429 = error.status
+        const wait: number | undefined = error.retryAfter
+        status = limited + (wait ?? 0)
+        break
+      }
+      case 'network': {
+        const none: undefined = error.status
+        status = none
+        break
+      }
+      default:
+        status = error.status
+    }
+  }
+  const verified: NewPlant = verifyWebhook(secret, new Headers(), '{"id":1,"name":"x"}')
+  return [plant, exact, rounded, cursor, all, plantId, status, verified, new WebhookVerificationError('no') instanceof Error]
 }

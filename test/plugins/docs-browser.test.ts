@@ -1,27 +1,20 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
 import t from 'tap'
+import { openBrowser } from '../helpers/browser.js'
 import { build } from '../helpers/build.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 // The README's picture: refreshed only on request, so a test run leaves the tree as it was.
 const SCREENSHOT = process.env.UPDATE_DOCS_SCREENSHOT === '1' ? new URL('../../docs/docs-screenshot.png', import.meta.url) : undefined
 
-t.test('/docs in a real browser: POST /plants rendered, nothing loaded from elsewhere', async (t) => {
+t.test('/docs in a real browser: every operation rendered, nothing loaded from elsewhere', async (t) => {
   const app = await build(t)
   const origin = await app.listen({ port: 0, host: '127.0.0.1' })
 
   // t.testdir() makes a fresh directory at each call: call it once.
   const dir = t.testdir()
-  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 900 }
-  })
-  t.teardown(() => context.close())
+  const context = await openBrowser(t, dir)
+  if (context === undefined) return
 
   const requested: string[] = []
   const problems: string[] = []
@@ -44,6 +37,38 @@ t.test('/docs in a real browser: POST /plants rendered, nothing loaded from else
   t.match(await page.locator('.info .title').innerText(), /Plant Store/)
   t.match(await page.locator('.info .title').innerText(), /OAS 3\.1/, 'presents the 3.1 document')
   t.ok(await page.locator('.models, .models-control').count() > 0, 'the schemas section is rendered')
+  await post.locator('.opblock-summary').click()
+
+  // Every operation of the document, each under its method and path, with its summary.
+  const operation = (method: string, path: string) => page.locator(`.opblock.opblock-${method}`, { has: page.locator(`[data-path="${path}"]`) })
+  const summaries = [['get', '/plants', /List plants/], ['get', '/plants/{id}', /Read a plant/], ['delete', '/plants/{id}', /Delete a plant/],
+    ['get', '/health', /Liveness/], ['get', '/ready', /Readiness/], ['get', '/openapi.json', /API document/], ['get', '/docs', /API reference/],
+    ['get', '/metrics', /Metrics for Prometheus/]] as const
+  for (const [method, path, summary] of summaries) {
+    t.match(await operation(method, path).locator('.opblock-summary-description').innerText(), summary, `${method.toUpperCase()} ${path}`)
+  }
+  // As many as the document has: a route the page left out would show here.
+  const document = (await app.inject('/openapi.json')).json() as { paths: Record<string, Record<string, unknown>>, webhooks: Record<string, Record<string, unknown>> }
+  const operations = [...Object.values(document.paths), ...Object.values(document.webhooks)].flatMap((item) => Object.keys(item).filter((key) => key !== 'parameters'))
+  t.equal(await page.locator('.opblock').count(), operations.length, 'every operation of the document, and no other')
+
+  // The list, opened: its query parameters, and the Link header of its 200.
+  const list = operation('get', '/plants')
+  await list.locator('.opblock-summary').click()
+  await list.locator('.responses-table').waitFor()
+  t.same(await list.locator('.parameters .parameter__name').allInnerTexts(), ['limit', 'tag', 'cursor'], 'its query parameters')
+  const ok = list.locator('.responses-table .response[data-code="200"]')
+  t.match(await ok.locator('.response-col_description').innerText(), /Link[\s\S]*rel="next"/, 'the Link header of a page')
+  const unauthorized = list.locator('.responses-table .response[data-code="401"]')
+  t.match(await unauthorized.locator('.response-col_description').innerText(), /WWW-Authenticate/, 'the challenge of a 401')
+
+  const remove = operation('delete', '/plants/{id}')
+  await remove.locator('.opblock-summary').click()
+  await remove.locator('.responses-table').waitFor()
+  t.same(await remove.locator('.responses-table .response').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-code'))),
+    ['204', '400', '401', '404', '429', '503'], 'DELETE /plants/{id}: its statuses')
+  await remove.locator('.opblock-summary').click()
+  await remove.locator('.opblock-summary button').first().blur()
 
   const png = await page.screenshot({ fullPage: true })
   writeFileSync(join(dir, 'docs.png'), png)

@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import Fastify from 'fastify'
 import t from 'tap'
 import docs from '../../plugins/docs.js'
 import { ErrorBody, NewPlant, Plant } from '../../schemas/index.js'
 import { build } from '../helpers/build.js'
+
+const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
 
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema))
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
@@ -13,15 +16,40 @@ const SUCCESS: Record<string, unknown> = {
   'POST /plants': { 200: { 'application/json': { schema: ref('Plant') } } },
   'GET /plants/{id}': { 200: { 'application/json': { schema: ref('Plant') } } },
   'GET /plants': { 200: { 'application/json': { schema: { type: 'array', items: ref('PlantListItem') } } } },
-  'DELETE /plants/{id}': { 204: undefined }
+  'DELETE /plants/{id}': { 204: undefined },
+  'GET /metrics': { 200: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } },
+  'GET /openapi.json': { 200: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } },
+  'GET /docs': { 200: { 'text/html': { schema: { type: 'string' } } } },
+  'GET /health': { 200: { 'application/json': { schema: { type: 'object' } } } },
+  'GET /ready': { 200: { 'application/json': { schema: { type: 'object' } } } },
+  'POST /webhooks': { 201: { 'application/json': { schema: ref('CreatedWebhookEndpoint') } } },
+  'GET /webhooks': { 200: { 'application/json': { schema: { type: 'array', items: ref('WebhookEndpoint') } } } },
+  'GET /webhooks/{id}': { 200: { 'application/json': { schema: ref('WebhookEndpoint') } } },
+  'PATCH /webhooks/{id}': { 200: { 'application/json': { schema: ref('WebhookEndpoint') } } },
+  'DELETE /webhooks/{id}': { 204: undefined },
+  'POST /webhooks/{id}/rotate-secret': { 200: { 'application/json': { schema: ref('WebhookSecret') } } },
+  'GET /webhooks/{id}/deliveries': { 200: { 'application/json': { schema: { type: 'array', items: ref('WebhookDelivery') } } } },
+  'POST /webhooks/{id}/deliveries/{deliveryId}/retry': { 202: undefined }
 }
 
 // The statuses each operation sends (CONTRACT.md; the seed shows 200 and 400 of POST /plants).
 const OPERATIONS = {
   '/plants': { post: ['200', '400', '401', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '429', '503'] },
   '/plants/{id}': { get: ['200', '400', '401', '404', '429', '503'], delete: ['204', '400', '401', '404', '429', '503'] },
+  '/metrics': { get: ['200', '401', '429', '503'] },
+  '/webhooks': { post: ['201', '400', '401', '413', '415', '429', '503'], get: ['200', '401', '429', '503'] },
+  '/webhooks/{id}': {
+    get: ['200', '401', '404', '429', '503'],
+    patch: ['200', '400', '401', '404', '413', '415', '429', '503'],
+    delete: ['204', '401', '404', '429', '503']
+  },
+  '/webhooks/{id}/rotate-secret': { post: ['200', '401', '404', '429', '503'] },
+  '/webhooks/{id}/deliveries': { get: ['200', '400', '401', '404', '429', '503'] },
+  '/webhooks/{id}/deliveries/{deliveryId}/retry': { post: ['202', '401', '404', '409', '429', '503'] },
   '/health': { get: ['200'] },
-  '/ready': { get: ['200', '503'] }
+  '/ready': { get: ['200', '503'] },
+  '/openapi.json': { get: ['200'] },
+  '/docs': { get: ['200'] }
 }
 
 t.test('GET /openapi.json: a valid OpenAPI 3.1 document, public', async (t) => {
@@ -37,7 +65,7 @@ t.test('GET /openapi.json: a valid OpenAPI 3.1 document, public', async (t) => {
   t.equal(result.valid, true)
   t.equal(validator.version, '3.1')
   t.match(doc.openapi, /^3\.1\.\d+$/)
-  t.same(doc.info, { title: 'Plant Store', version: '1.0.0', description: doc.info.description }, 'seed §9: version 1.0.0')
+  t.same(doc.info, { title: 'Plant Store', version: '1.0.0', description: doc.info.description, license: doc.info.license }, 'seed §9: version 1.0.0')
 
   t.same((await app.inject('/docs/json')).json(), doc, 'the docs page shows the same document')
 })
@@ -47,7 +75,8 @@ t.test('the document matches the seed\'s tables', async (t) => {
   const doc = (await app.inject('/openapi.json')).json()
   const { schemas, securitySchemes } = doc.components
 
-  t.same(Object.keys(schemas).sort(), ['Error', 'NewPlant', 'Plant', 'PlantListItem'], 'the shared schemas, by name')
+  t.same(Object.keys(schemas).sort(), ['CreatedWebhookEndpoint', 'Error', 'NewPlant', 'NewWebhookEndpoint', 'Plant', 'PlantListItem',
+    'WebhookDelivery', 'WebhookEndpoint', 'WebhookEndpointPatch', 'WebhookSecret'], 'the shared schemas, by name')
 
   // Seed §2, Plant: name (string, required), tag (string); never the id.
   t.equal(schemas.Plant.type, 'object')
@@ -87,13 +116,14 @@ t.test('the document matches the seed\'s tables', async (t) => {
         t.same(operation.responses[status].content, { 'application/json': { schema: ref('Error') } }, `${name} ${status}: Error`)
         t.not(operation.responses[status].description, 'Default Response', `${name} ${status}: described`)
       }
-      if (path.startsWith('/plants')) {
+      if (path.startsWith('/plants') || path.startsWith('/webhooks') || path === '/metrics') {
         t.same(operation.security, [{ bearerAuth: [] }], `${name}: needs the bearer token`)
-        for (const [status, content] of Object.entries(SUCCESS[name] as object)) {
-          t.match(operation.responses[status].content, content, `${name} ${status}: its body`)
-        }
       } else {
-        t.equal(operation.security, undefined, `${name}: public`)
+        // With no document-wide requirement an operation without one is merely undeclared: public says [].
+        t.same(operation.security, [], `${name}: public, said so`)
+      }
+      for (const [status, content] of Object.entries(SUCCESS[name] as object)) {
+        t.match(operation.responses[status].content, content, `${name} ${status}: its body`)
       }
     }
   }
@@ -101,6 +131,59 @@ t.test('the document matches the seed\'s tables', async (t) => {
   // Seed §4: the body of POST /plants is required, application/json, NewPlant.
   t.same(doc.paths['/plants'].post.requestBody, { required: true, content: { 'application/json': { schema: ref('NewPlant') } } })
   t.match(doc.paths['/plants/{id}'].get.parameters, [{ in: 'path', name: 'id', required: true, schema: { type: 'integer', format: 'int64' } }])
+})
+
+t.test('the document declares the response headers a client reads', async (t) => {
+  const app = await build(t)
+  const doc = (await app.inject('/openapi.json')).json()
+  const header = (description: RegExp, schema: object) => ({ schema, description })
+
+  // RFC 8288: the next page of the list.
+  t.match(doc.paths['/plants'].get.responses[200].headers, { Link: header(/rel="next"/, { type: 'string' }) })
+  t.same(Object.keys(doc.paths['/plants'].get.responses[200].headers), ['Link'])
+
+  const seen: Record<string, number> = { 401: 0, 429: 0, 503: 0 }
+  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { headers?: object }> }>>)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const name = `${method.toUpperCase()} ${path}`
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (status === '401') {
+          t.match(response.headers, { 'WWW-Authenticate': header(/Bearer realm="plant-store"/, { type: 'string' }) }, `${name} 401: WWW-Authenticate`)
+        } else if (status === '429' || status === '503') {
+          t.same(response.headers, { 'Retry-After': { schema: { type: 'integer', minimum: 0 }, description: 'Seconds to wait before retrying (RFC 9110)' } }, `${name} ${status}: Retry-After`)
+        } else if (status !== '200' || (name !== 'GET /plants' && name !== 'GET /webhooks/{id}/deliveries')) {
+          t.equal(response.headers, undefined, `${name} ${status}: no header to declare`)
+        }
+        if (status in seen) seen[status]++
+      }
+    }
+  }
+  t.same(seen, { 401: 13, 429: 13, 503: 14 }, 'every 401, 429 and 503 of the document: the API\'s four plant and eight webhook operations, /metrics, and /ready')
+})
+
+t.test('the document names its server and its license', async (t) => {
+  const app = await build(t)
+  const doc = (await app.inject('/openapi.json')).json()
+  t.same(doc.servers, [{ url: '/', description: 'This service: the host that serves this document' }], 'relative: wherever it is served')
+  t.equal(PACKAGE.license, 'MIT')
+  t.same(doc.info.license, { name: PACKAGE.license, identifier: PACKAGE.license }, 'the license of package.json, by its SPDX identifier')
+  t.same(doc.tags.map((tag: { name: string }) => tag.name), ['plants', 'webhooks', 'probes', 'operations', 'docs'], 'every tag an operation names')
+  t.equal(doc.paths['/plants'].get.parameters.find((p: { name: string }) => p.name === 'limit').required, false, 'limit has a default')
+})
+
+t.test('the document declares the event it sends: plantAdded, a POST of NewPlant with the Standard Webhooks headers', async (t) => {
+  const app = await build(t)
+  const doc = (await app.inject('/openapi.json')).json()
+  t.same(Object.keys(doc.webhooks), ['plantAdded'])
+  const operation = doc.webhooks.plantAdded.post
+  t.same(Object.keys(doc.webhooks.plantAdded), ['post'])
+  t.same(operation.requestBody.content, { 'application/json': { schema: ref('NewPlant') } })
+  t.equal(operation.requestBody.required, true)
+  t.same(operation.parameters.map((p: { name: string, in: string, required: boolean }) => [p.name, p.in, p.required]),
+    [['webhook-id', 'header', true], ['webhook-timestamp', 'header', true], ['webhook-signature', 'header', true]])
+  t.same(Object.keys(operation.responses), ['410', '2XX', 'default'])
+  t.same(doc.paths['/webhooks'].post.requestBody, { required: true, content: { 'application/json': { schema: ref('NewWebhookEndpoint') } } })
+  t.same(doc.paths['/webhooks/{id}'].patch.requestBody, { required: true, content: { 'application/json': { schema: ref('WebhookEndpointPatch') } } })
 })
 
 t.test('GET /docs: the reference page and its assets, public and served by the service', async (t) => {
@@ -130,6 +213,6 @@ t.test('the docs plugin alone documents the routes of its host', async (t) => {
   app.get('/hello', { schema: { response: { 200: { type: 'string' } } } }, async () => 'hi')
   await app.ready()
   const doc = (await app.inject('/openapi.json')).json()
-  t.same(Object.keys(doc.paths), ['/hello'])
+  t.same(Object.keys(doc.paths), ['/openapi.json', '/docs', '/hello'])
   t.equal((await app.inject('/docs')).statusCode, 200)
 })

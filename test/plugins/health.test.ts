@@ -28,7 +28,9 @@ t.test('/ready is a 503 while the store does not answer, /health stays 200', asy
   const Database = (await import('better-sqlite3')).default
   const other = new Database(`${dir}/plants.db`)
   other.exec('BEGIN IMMEDIATE')
-  assertError(t, await app.inject('/ready'), 503, /unavailable/)
+  const unready = await app.inject('/ready')
+  assertError(t, unready, 503, /unavailable/)
+  t.equal(unready.headers['retry-after'], '2', 'with Retry-After')
   t.equal((await app.inject('/health')).statusCode, 200)
   other.exec('COMMIT')
   other.close()

@@ -4,6 +4,7 @@ import { RETRY_AFTER } from '../../plugins/load-shedding.js'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { assertError, build, getPlant, TOKEN } from '../helpers/build.js'
+import { scrape, value } from '../helpers/metrics.js'
 
 /** Keeps the event loop busy for `ms`, as a CPU-bound burst would. */
 function block (ms: number): void {
@@ -51,6 +52,12 @@ t.test('a saturated event loop: the API answers 503 with Retry-After, the probes
     res = await getPlant(app, 1)
   }
   t.equal(res.statusCode, 404, 'recovers by itself')
+
+  // Every 503 the API answered was a refusal, counted as such.
+  const families = await scrape(app)
+  const shedCount = value(families, 'plant_store_requests_refused_total', { reason: 'load_shedding' })
+  t.ok(shedCount >= 1)
+  t.equal(shedCount, value(families, 'http_requests_total', { method: 'GET', route: '/plants/{id}', status_code: '503' }))
 })
 
 t.test('MAX_EVENT_LOOP_DELAY=0: nothing is shed', async (t) => {

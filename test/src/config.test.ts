@@ -24,7 +24,16 @@ t.test('defaults', async (t) => {
     authFailureLimit: 20,
     authFailureWindow: 60000,
     trustProxy: false,
+    corsOrigins: [],
     maxEventLoopDelay: 1000,
+    redisUrl: undefined,
+    redisKeyPrefix: 'plant-store:',
+    tracing: undefined,
+    metrics: true,
+    webhookAllowPrivate: false,
+    webhookRetrySchedule: [5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
+    webhookTimeout: 15000,
+    webhookRetention: 7 * 24 * 3600000,
     logLevel: 'info'
   })
 })
@@ -49,6 +58,16 @@ t.test('every variable is read', async (t) => {
     AUTH_FAILURE_WINDOW: '30000',
     TRUST_PROXY: 'true',
     MAX_EVENT_LOOP_DELAY: '0',
+    METRICS: 'false',
+    REDIS_URL: 'rediss://:pw@cache.internal:6380/2',
+    REDIS_KEY_PREFIX: 'plants-eu:',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.internal:4318/',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_SERVICE_NAME: 'plants-eu',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_SCHEDULE: '50ms, 1s,2m,3h ,0s',
+    WEBHOOK_TIMEOUT: '2500',
+    WEBHOOK_RETENTION: '90m',
     LOG_LEVEL: 'warn'
   })
   t.match(config, {
@@ -69,12 +88,34 @@ t.test('every variable is read', async (t) => {
     authFailureWindow: 30000,
     trustProxy: true,
     maxEventLoopDelay: 0,
+    redisUrl: 'rediss://:pw@cache.internal:6380/2',
+    redisKeyPrefix: 'plants-eu:',
+    tracing: { url: 'https://collector.internal:4318/v1/traces', protocol: 'http/json', serviceName: 'plants-eu' },
+    metrics: false,
+    webhookAllowPrivate: true,
+    webhookRetrySchedule: [50, 1000, 120000, 10800000, 0],
+    webhookTimeout: 2500,
+    webhookRetention: 5400000,
     logLevel: 'warn'
   })
+  t.equal(loadConfig({ API_TOKENS: 'a', WEBHOOK_ALLOW_PRIVATE: 'false' }).webhookAllowPrivate, false)
+  t.same(loadConfig({ API_TOKENS: 'a', WEBHOOK_RETRY_SCHEDULE: '8760h' }).webhookRetrySchedule, [365 * 24 * 3600000], 'a year at most')
+  t.same(loadConfig({ API_TOKENS: 'a', WEBHOOK_RETRY_SCHEDULE: Array(100).fill('1s').join(',') }).webhookRetrySchedule.length, 100)
   for (const [TRUST_PROXY, trustProxy] of [['false', false] as const, ['10.0.0.2', '10.0.0.2'], [' 172.16.0.0/12 , uniquelocal,::1/128', '172.16.0.0/12,uniquelocal,::1/128']]) {
     t.equal(loadConfig({ API_TOKENS: 'a', TRUST_PROXY }).trustProxy, trustProxy, `TRUST_PROXY=${TRUST_PROXY}`)
   }
+  for (const [CORS_ORIGINS, corsOrigins] of [
+    ['*', ['*']],
+    ['https://app.example.com', ['https://app.example.com']],
+    [' https://app.example.com , http://localhost:8080,https://app.example.com', ['https://app.example.com', 'http://localhost:8080']],
+    ['http://127.0.0.1:5173,http://[::1]:5173', ['http://127.0.0.1:5173', 'http://[::1]:5173']],
+    ['', []]
+  ] as const) {
+    t.same(loadConfig({ API_TOKENS: 'a', CORS_ORIGINS }).corsOrigins, corsOrigins, `CORS_ORIGINS=${CORS_ORIGINS}`)
+  }
   t.equal(loadConfig({ API_TOKENS: 'a', PORT: '' }).port, 3000, 'an empty variable means the default')
+  t.same(loadConfig({ API_TOKENS: 'a', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b/traces' }).tracing,
+    { url: 'http://b/traces', protocol: 'http/protobuf', serviceName: 'plant-store' }, 'the traces endpoint is used as it is')
 })
 
 t.test('tokens from API_TOKENS and API_TOKENS_FILE together', async (t) => {
@@ -109,6 +150,10 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL="mysql://x" is not valid: expected sqlite:<path>, sqlite::memory:, postgres://… or postgresql://…'],
     [{ SQLITE_SYNCHRONOUS: 'off' }, 'SQLITE_SYNCHRONOUS="off" is not valid: expected normal or full'],
     [{ BODY_LIMIT: '0' }, 'BODY_LIMIT="0" is not valid: expected a positive integer, in bytes'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is not valid: expected an http:// or https:// URL of an OTLP/HTTP collector (unset: no tracing)'],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://c' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="grpc://c" is not valid: expected an http:// or https:// URL that receives the traces as it is (unset: OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces)'],
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is not valid: expected http/protobuf or http/json (grpc is not supported)'],
+    [{ METRICS: 'yes' }, 'METRICS="yes" is not valid: expected true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud" is not valid: expected one of fatal, error, warn, info, debug, trace, silent'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE="0" is not valid: expected an integer from 1 to 1000'],
     [{ DATABASE_TIMEOUT: '5s' }, 'DATABASE_TIMEOUT="5s" is not valid: expected milliseconds, an integer from 100 to 600000'],
@@ -123,6 +168,20 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
     [{ AUTH_FAILURE_WINDOW: '1m' }, 'AUTH_FAILURE_WINDOW="1m" is not valid: expected milliseconds, an integer from 1000 to 86400000'],
     ...['1', 'yes', '10.0.0.0/33', '10.0.0.1/8/2', 'localhost', '10.0.0.1,', '::1/129', '10.0.0.0/+8'].map((value): [Record<string, string>, string] =>
       [{ TRUST_PROXY: value }, `TRUST_PROXY=${JSON.stringify(value)} is not valid: expected true, false, or comma-separated proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal`]),
+    ...['yes', '1', 'TRUE', 'on'].map((value): [Record<string, string>, string] =>
+      [{ WEBHOOK_ALLOW_PRIVATE: value }, `WEBHOOK_ALLOW_PRIVATE=${JSON.stringify(value)} is not valid: expected true or false`]),
+    ...['5', '5 s', '5sec', '1.5s', '0x10s', '1e3ms', '-5s', '+5s', '5s,', ',5s', '5s,,5m', '5d', '5S', '8761h', Array(101).fill('1s').join(',')]
+      .map((value): [Record<string, string>, string] => [{ WEBHOOK_RETRY_SCHEDULE: value },
+        `WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(value)} is not valid: expected comma-separated delays, each plain decimal digits and a unit (ms, s, m or h), such as 5s,5m,30m, at most 100 of them`]),
+    [{ WEBHOOK_TIMEOUT: '15s' }, 'WEBHOOK_TIMEOUT="15s" is not valid: expected milliseconds, an integer from 100 to 600000'],
+    [{ WEBHOOK_TIMEOUT: '99' }, 'WEBHOOK_TIMEOUT="99" is not valid: expected milliseconds, an integer from 100 to 600000'],
+    ...['7d', '1h,2h', '168'].map((value): [Record<string, string>, string] =>
+      [{ WEBHOOK_RETENTION: value }, `WEBHOOK_RETENTION=${JSON.stringify(value)} is not valid: expected a delay of plain decimal digits and a unit (ms, s, m or h), such as 168h`]),
+    // Not what a browser sends in Origin: a path or trailing slash, a default port, capitals, no scheme, another scheme, * among others.
+    ...['https://app.example.com/', 'https://app.example.com/app', 'https://app.example.com:443', 'http://App.example.com', 'app.example.com',
+      'ftp://app.example.com', 'https://user@app.example.com', 'https://app.example.com?x', 'null', '*,https://app.example.com', 'https://app.example.com,',
+      '**', 'https://'].map((value): [Record<string, string>, string] =>
+      [{ CORS_ORIGINS: value }, `CORS_ORIGINS=${JSON.stringify(value)} is not valid: expected * or comma-separated origins, each http(s)://host[:port] exactly as a browser sends it (no path, no trailing slash, no default port)`]),
     [{ MAX_EVENT_LOOP_DELAY: '-5' }, 'MAX_EVENT_LOOP_DELAY="-5" is not valid: expected milliseconds, an integer from 0 (no load shedding) to 60000']
   ]
   for (const [env, message] of cases) {
@@ -140,6 +199,12 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
     t.match(error.message, /^DATABASE_URL=".*\[REDACTED\].*" is not valid: expected sqlite:<path>/, DATABASE_URL)
     t.notMatch(error.message, 'hunter2', 'no password')
   }
+  for (const REDIS_URL of ['http://:hunter2@cache:6379', 'redis//user:hunter2@cache', 'redis://:hunter2@ cache', 'redis://']) {
+    const error = t.throws(() => loadConfig({ API_TOKENS: 'a', REDIS_URL })) as Error
+    t.match(error.message, /^REDIS_URL=".*" is not valid: expected redis:\/\/\[\[user\]:password@\]host\[:port\]\[\/db\] or rediss:\/\/…/, REDIS_URL)
+    t.notMatch(error.message, 'hunter2', 'no password')
+  }
+  t.throws(() => loadConfig({ API_TOKENS: 'a', REDIS_KEY_PREFIX: 'x'.repeat(201) }), /^REDIS_KEY_PREFIX="x+" is not valid: expected a non-empty prefix/)
   const both = t.throws(() => loadConfig({ API_TOKENS: 'a', PORT: 'x', BODY_LIMIT: 'y' })) as Error
   t.notMatch(both.message, /\n/, 'one line')
 })

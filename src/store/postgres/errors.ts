@@ -1,12 +1,34 @@
-// The server cannot be reached or cannot answer now (network errors, SQLSTATE class 08, shutdown,
-// too many connections, statement timeout), as opposed to a request it refuses.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH',
-  'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300', '57014'])
-// pg reports a lost connection and its own timeouts by message only.
-const UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded|Query read timeout|Client has encountered a connection error)/
+// The network between the service and the server.
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
 
-/** Whether an error of pg or of the network means "the store is unavailable now" (a 503). */
+// SQLSTATE classes in which every code means "not now" rather than "not this request":
+// 08 connection exception, 28 invalid authorization (a password or role changed),
+// 53 insufficient resources (disk full, out of memory, too many connections),
+// 57P operator intervention (shutdown, crash, cannot connect now, database dropped).
+const CLASSES = /^(08|28|53|57P)/
+
+// Single codes of other classes with the same meaning.
+const CODES = new Set([
+  '25006', // read_only_sql_transaction: a standby after a failover, default_transaction_read_only
+  '55000', // object_not_in_prerequisite_state: the database is not accepting connections
+  '55006', // object_in_use: the database is being dropped, renamed or copied
+  '57014', // query_canceled: the statement timeout
+  '3D000' // invalid_catalog_name: the database does not exist (yet, or any more)
+])
+
+// pg reports a lost connection and its own timeouts by message only.
+const MESSAGES = /^(Connection terminated|timeout exceeded|Query read timeout|Client has encountered a connection error)/
+
+/**
+ * Whether an error of pg or of the network means "the store is unavailable now"
+ * (a 503, and a batch that failed so is not retried row by row).
+ */
 export function isUnavailable (error: Error & { code?: string }): boolean {
   const code = String(error.code)
-  return UNAVAILABLE_CODES.has(code) || code.startsWith('08') || UNAVAILABLE_MESSAGE.test(error.message)
+  return NETWORK.has(code) || CODES.has(code) || CLASSES.test(code) || MESSAGES.test(error.message)
+}
+
+/** The error check() raises for a server that answers but cannot be written. */
+export function readOnly (): Error & { code: string } {
+  return Object.assign(new Error('the database is read-only (a standby, or default_transaction_read_only)'), { code: '25006' })
 }

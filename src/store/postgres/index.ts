@@ -1,10 +1,13 @@
 import pg from 'pg'
 import { groupCommit } from '../group-commit.js'
-import { SILENT, trackOutage, type StoreLogger } from '../outage.js'
+import type { StoreObserver } from '../observer.js'
+import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
 import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteResult } from '../types.js'
-import { isUnavailable } from './errors.js'
+import { isUnavailable, readOnly } from './errors.js'
 import { migrate } from './migrate.js'
-import { plantQueries } from './plants.js'
+import { plantQueries, type Query } from './plants.js'
+import { inTransaction } from './transaction.js'
+import { postgresWebhooks } from './webhooks.js'
 
 export type { StoreLogger } from '../outage.js'
 
@@ -17,7 +20,16 @@ export interface PostgresStoreOptions {
   timeout: number
   /** Told once when the store turns unavailable (warn) and once when it answers again (info). */
   log?: StoreLogger
+  /** Hears of the write queue, each batch and outages (metrics, traces). */
+  observer?: StoreObserver
 }
+
+// Ready means writable: the server is not a standby and the session is not read-only.
+// Chosen over a write that rolls back, which would take a transaction id and leave a
+// dead row at every probe, and would see no more: what refuses writes while reads
+// still work is recovery (a standby) or default_transaction_read_only; a full disk
+// shows only when a write needs new space, which neither probe is sure to need.
+const WRITABLE = "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::boolean AS read_only"
 
 // The most writes in one batch: bounds a statement's size and how long its callers wait.
 const MAX_BATCH = 1000
@@ -28,7 +40,7 @@ const MAX_IN_FLIGHT = 2
  * committed in batches (group commit), each caller told its own outcome.
  */
 export async function openPostgresStore (options: PostgresStoreOptions): Promise<PlantStore> {
-  const { url, poolSize, timeout, log = SILENT } = options
+  const { url, poolSize, timeout, log = SILENT, observer } = options
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -38,43 +50,48 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     keepAlive: true,
     application_name: 'plant-store'
   })
-  const outage = trackOutage(log, 'PostgreSQL')
+  const outage = trackOutage(log, 'PostgreSQL', observer)
   let ended = false
 
-  const down = (error: Error & { code?: string }): void => outage.down(error.message, error.code)
+  const lost = (error: Error & { code?: string }): void => outage.down('read', error.message, error.code)
   // A connection that dies while idle (server restart, network cut) must not crash the process.
-  pool.on('error', down)
+  pool.on('error', lost)
 
-  async function run<T> (work: () => Promise<T>): Promise<T> {
+  async function run<T> (access: Access, work: () => Promise<T>): Promise<T> {
     if (ended) throw new StoreUnavailableError('the store is closed')
     let result: T
     try {
       result = await work()
     } catch (error) {
       if (!isUnavailable(error as Error)) throw error
-      down(error as Error)
+      outage.down(access, (error as Error).message, (error as Error & { code?: string }).code)
       throw new StoreUnavailableError((error as Error).message, { cause: error })
     }
-    outage.up()
+    outage.up(access)
     return result
   }
 
   try {
-    await run(() => migrate(pool))
+    await run('write', () => migrate(pool))
   } catch (error) {
     await pool.end()
     throw error
   }
 
   // Named statements: each connection parses and plans them once, not once per batch.
-  const plants = plantQueries((name, text, values) => run(() => pool.query({ name, text, values })))
+  const read: Query = (name, text, values) => run('read', () => pool.query({ name, text, values }))
+  const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }))
+  const webhooks = postgresWebhooks({ url, timeout, log, query: write, transaction: (work) => run('write', () => inTransaction(pool, work)) })
+  const plants = plantQueries({ read, write }, webhooks.insert)
 
   // Two batches in flight: one commits while the next gathers. More would only
   // shrink the batches and multiply the commits (measured with npm run bench).
-  const writes = groupCommit<Write, WriteResult>({ commit: plants.commit, maxBatch: MAX_BATCH, maxInFlight: Math.min(poolSize, MAX_IN_FLIGHT) })
+  const writes = groupCommit<Write, WriteResult>({ commit: plants.commit, maxBatch: MAX_BATCH, maxInFlight: Math.min(poolSize, MAX_IN_FLIGHT), observer })
   let closing: Promise<void> | undefined
 
   return {
+    webhooks: webhooks.store,
+
     create (plant: PlantRecord) {
       return writes.add({ op: 'create', plant }) as Promise<CreateResult>
     },
@@ -86,14 +103,31 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     get: plants.get,
     list: plants.list,
 
+    // A read: it cannot see a full disk, so it does not end an outage that writes met.
     async check () {
-      await run(() => pool.query({ name: 'plant-store-ping', text: 'SELECT 1' }))
+      await run('read', async () => {
+        const client = await pool.connect()
+        // A connection lost while checked out also emits 'error': the query fails with it.
+        client.on('error', lost)
+        try {
+          const { rows } = await client.query<{ read_only: boolean }>({ name: 'plant-store-writable', text: WRITABLE })
+          if (rows[0].read_only) throw readOnly()
+          client.release()
+        } catch (error) {
+          // The session is dropped, so the next check opens one that sees the server as it is then.
+          client.release(error as Error)
+          throw error
+        } finally {
+          client.off('error', lost)
+        }
+      })
     },
 
     // Pending and in-flight batches commit first, so every write already called gets its outcome.
     close () {
-      closing ??= writes.drain().then(() => {
+      closing ??= writes.drain().then(async () => {
         ended = true
+        await webhooks.close()
         return pool.end()
       })
       return closing

@@ -4,7 +4,34 @@ import type pg from 'pg'
 const MIGRATIONS = [
   'CREATE TABLE plants (id BIGINT PRIMARY KEY, name TEXT NOT NULL, tag TEXT)',
   // Serves a tag-filtered page by key: WHERE tag = $ AND id > $ ORDER BY id.
-  'CREATE INDEX plants_tag_id ON plants (tag, id)'
+  'CREATE INDEX plants_tag_id ON plants (tag, id)',
+  // Webhooks: subscriptions, and the outbox (an event per plant added, a delivery per endpoint).
+  // Ids compare bytewise (COLLATE "C"); delivery times are kept to the millisecond, as a Date
+  // holds them, so a page's cursor compares exactly (endpoints keep microseconds: their list is
+  // in creation order). No foreign keys: the store's own statements keep the rows consistent,
+  // and a trigger per delivery row would tax every create.
+  `CREATE TABLE webhook_endpoints (
+    id TEXT COLLATE "C" PRIMARY KEY, url TEXT NOT NULL, description TEXT, enabled BOOLEAN NOT NULL,
+    secret TEXT NOT NULL, previous_secret TEXT, previous_secret_until TIMESTAMPTZ,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  );
+  CREATE TABLE webhook_events (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, plant_id BIGINT NOT NULL, body TEXT NOT NULL,
+    created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now()
+  );
+  CREATE TABLE webhook_deliveries (
+    id TEXT COLLATE "C" PRIMARY KEY, event_id BIGINT NOT NULL, endpoint_id TEXT COLLATE "C" NOT NULL,
+    status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_status INTEGER, last_error TEXT,
+    next_attempt_at TIMESTAMPTZ(3), lease_owner TEXT, lease_until TIMESTAMPTZ(3),
+    created_at TIMESTAMPTZ(3) NOT NULL DEFAULT now()
+  );
+  -- The claim: due deliveries, oldest first.
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+  -- An endpoint's deliveries page by page, newest first.
+  CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at DESC, id DESC);
+  -- The prune: succeeded deliveries by age, then the events left without deliveries.
+  CREATE INDEX webhook_deliveries_succeeded ON webhook_deliveries (created_at) WHERE status = 'succeeded';
+  CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */

@@ -5,10 +5,11 @@ import { samePlant, StoreUnavailableError, toPlant, toRecord, type CreateResult,
 /** Runs one named statement (parsed and planned once per connection) through the store's error handling. */
 export type Query = <R extends object>(name: string, text: string, values?: unknown[]) => Promise<{ rows: R[] }>
 
+/** Statements of a write, and plain reads: an outage that writes met ends only with a write. */
+export interface Queries { read: Query, write: Query }
+
 interface Row { id: string, name: string, tag: string | null }
 
-const INSERT = `INSERT INTO plants (id, name, tag)
-  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT (id) DO NOTHING RETURNING id`
 const SELECT_MANY = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])'
 const DELETE_MANY = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING id'
 const COLUMNS = 'SELECT id, name, tag FROM plants'
@@ -23,8 +24,14 @@ const PAGES = {
 
 type WriteWaiter = Waiter<Write, WriteResult>
 
-/** The plants table: reads, and the writes of one group-commit batch. */
-export function plantQueries (query: Query) {
+/** Inserts new plants (ON CONFLICT DO NOTHING) and returns the ids it inserted, as text. */
+export type InsertPlants = (plants: PlantRecord[]) => Promise<string[]>
+
+/**
+ * The plants table: reads, and the writes of one group-commit batch. `insert` writes
+ * the batch's plants together with their webhook outbox rows, in one transaction.
+ */
+export function plantQueries ({ read, write }: Queries, insert: InsertPlants) {
   /** Commits `plants` with one INSERT (and at most one SELECT) and returns each one's outcome, in order. */
   async function insertMany (plants: PlantRecord[]): Promise<CreateResult[]> {
     // The first create of an id, in arrival order, is the one that may insert it.
@@ -32,13 +39,11 @@ export function plantQueries (query: Query) {
     plants.forEach((plant, i) => { if (!first.has(String(plant.id))) first.set(String(plant.id), i) })
     // Ascending ids: batches of several instances then wait on each other's rows in one order, never in a cycle.
     const rows = [...first.values()].map((i) => plants[i]).sort((a, b) => (a.id < b.id ? -1 : 1))
-    const inserted = await query<{ id: string }>('plant-store-insert', INSERT, [rows.map((r) => String(r.id)), rows.map((r) => r.name), rows.map((r) => r.tag ?? null)])
-
-    const created = new Set(inserted.rows.map((row) => row.id))
+    const created = new Set(await insert(rows))
     const stored = new Map<string, Plant>()
     for (const [id, i] of first) if (created.has(id)) stored.set(id, toPlant(plants[i].name, plants[i].tag))
     if (stored.size < first.size) {
-      const held = await query<Row>('plant-store-select-many', SELECT_MANY, [[...first.keys()].filter((id) => !created.has(id))])
+      const held = await write<Row>('plant-store-select-many', SELECT_MANY, [[...first.keys()].filter((id) => !created.has(id))])
       for (const row of held.rows) stored.set(row.id, toPlant(row.name, row.tag))
     }
     return plants.map((plant, i) => {
@@ -67,7 +72,7 @@ export function plantQueries (query: Query) {
   async function deleteAll (batch: WriteWaiter[]): Promise<void> {
     const ids = batch.map((waiter) => String((waiter.item as Write & { op: 'delete' }).id))
     try {
-      const { rows } = await query<{ id: string }>('plant-store-delete-many', DELETE_MANY, [[...new Set(ids)]])
+      const { rows } = await write<{ id: string }>('plant-store-delete-many', DELETE_MANY, [[...new Set(ids)]])
       const deleted = new Set(rows.map((row) => row.id))
       batch.forEach((waiter, i) => waiter.resolve(deleted.has(ids[i]) && ids.indexOf(ids[i]) === i))
     } catch (error) {
@@ -90,7 +95,7 @@ export function plantQueries (query: Query) {
     },
 
     async get (id: bigint): Promise<Plant | undefined> {
-      const { rows } = await query<Row>('plant-store-select', 'SELECT name, tag FROM plants WHERE id = $1', [String(id)])
+      const { rows } = await read<Row>('plant-store-select', 'SELECT name, tag FROM plants WHERE id = $1', [String(id)])
       return rows.length === 0 ? undefined : toPlant(rows[0].name, rows[0].tag)
     },
 
@@ -99,7 +104,7 @@ export function plantQueries (query: Query) {
       const values: unknown[] = [limit]
       if (tag !== undefined) values.push(tag)
       if (after !== undefined) values.push(String(after))
-      const { rows } = await query<Row>(`plant-store-page-${key}`, PAGES[key], values)
+      const { rows } = await read<Row>(`plant-store-page-${key}`, PAGES[key], values)
       return rows.map((row) => toRecord(BigInt(row.id), row.name, row.tag))
     }
   }

@@ -2,10 +2,13 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { groupCommit } from '../group-commit.js'
-import { SILENT, trackOutage, type StoreLogger } from '../outage.js'
+import type { StoreObserver } from '../observer.js'
+import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
 import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteResult } from '../types.js'
+import { fileIdentity } from './identity.js'
 import { migrate } from './migrate.js'
 import { plantStatements } from './plants.js'
+import { sqliteWebhooks } from './webhooks.js'
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:`. The file's directory is created when missing. */
@@ -16,6 +19,8 @@ export interface SqliteStoreOptions {
   busyTimeout?: number
   /** Told once when the store turns unavailable (warn) and once when it answers again (info). */
   log?: StoreLogger
+  /** Hears of the write queue, each batch and outages (metrics, traces). */
+  observer?: StoreObserver
 }
 
 // Errors that say the database cannot answer now, rather than that the request is wrong.
@@ -27,30 +32,32 @@ function unavailable (error: unknown): StoreUnavailableError | undefined {
 }
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
-  const { path, synchronous = 'normal', busyTimeout = 5000, log = SILENT } = options
+  const { path, synchronous = 'normal', busyTimeout = 5000, log = SILENT, observer } = options
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = new Database(path, { timeout: busyTimeout })
   db.pragma('journal_mode = WAL')
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
   migrate(db)
+  const verify = fileIdentity(path)
 
-  const plants = plantStatements(db)
-  // Ready means writable: take the write lock (waiting up to busyTimeout) and let it go.
-  const begin = db.prepare('BEGIN IMMEDIATE')
-  const rollback = db.prepare('ROLLBACK')
+  // The webhook outbox's statements run inside the batch's transaction (see plants.ts's create).
+  const webhooks = sqliteWebhooks(db, (work) => run('write', work))
+  const plants = plantStatements(db, webhooks.added)
+  // Ready means writable: a write committed now (see the probe's migration).
+  const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')
 
-  const outage = trackOutage(log, 'SQLite')
+  const outage = trackOutage(log, 'SQLite', observer)
 
-  function run<T> (work: () => T): T {
+  function run<T> (access: Access, work: () => T): T {
     let result: T
     try {
       result = work()
     } catch (error) {
-      const cause = unavailable(error)
-      if (cause !== undefined) outage.down(cause.message)
+      const cause = error instanceof StoreUnavailableError ? error : unavailable(error)
+      if (cause !== undefined) outage.down(access, cause.message)
       throw cause ?? error
     }
-    outage.up()
+    outage.up(access)
     return result
   }
 
@@ -64,7 +71,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
         return plants.write(write)
       } catch (error) {
         // A full disk or an I/O error mid-batch ends the whole transaction: fail it all.
-        /* c8 ignore next -- SQLite cannot be made to run out of disk or fail I/O from a test */
+        /* c8 ignore next -- a statement meets the disk only when a batch outgrows the page cache; the tests' full disk fails the commit */
         if (unavailable(error) !== undefined) throw error
         return error as Error
       }
@@ -74,10 +81,17 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     maxBatch: 1000,
     // better-sqlite3 is synchronous: one batch at a time, the next gathers meanwhile.
     maxInFlight: 1,
+    observer,
     async commit (batch) {
       let results: Array<WriteResult | Error>
       try {
-        results = run(() => commitBatch.immediate(batch.map((waiter) => waiter.item)))
+        results = run('write', () => {
+          verify()
+          const committed = commitBatch.immediate(batch.map((waiter) => waiter.item))
+          // A file deleted while the batch committed took the batch with it: not a 200.
+          verify()
+          return committed
+        })
       } catch (error) {
         for (const waiter of batch) waiter.reject(error)
         return
@@ -88,6 +102,8 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   })
 
   return {
+    webhooks: webhooks.store,
+
     create (plant: PlantRecord) {
       return writes.add({ op: 'create', plant }) as Promise<CreateResult>
     },
@@ -97,17 +113,17 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     },
 
     async get (id: bigint) {
-      return run(() => plants.get(id))
+      return run('read', () => plants.get(id))
     },
 
     async list (query) {
-      return run(() => plants.list(query))
+      return run('read', () => plants.list(query))
     },
 
     async check () {
-      run(() => {
-        begin.run()
-        rollback.run()
+      run('write', () => {
+        verify()
+        probe.run(Date.now())
       })
     },
 

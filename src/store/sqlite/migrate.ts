@@ -4,7 +4,30 @@ import type Database from 'better-sqlite3'
 const MIGRATIONS = [
   'CREATE TABLE plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT',
   // Serves a tag-filtered page by key: WHERE tag = ? AND id > ? ORDER BY id.
-  'CREATE INDEX plants_tag_id ON plants (tag, id)'
+  'CREATE INDEX plants_tag_id ON plants (tag, id)',
+  // One row that /ready rewrites: only a committed write shows that the store can be
+  // written (a full disk refuses nothing until a page goes to the file, at commit).
+  'CREATE TABLE plant_store_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL) STRICT',
+  // Webhooks: subscriptions, and the outbox (an event per plant added, a delivery per endpoint).
+  // Times are milliseconds since the epoch. No foreign keys: the store's own transactions keep
+  // the rows consistent, and a check per delivery row would tax every create.
+  `CREATE TABLE webhook_endpoints (
+    id TEXT PRIMARY KEY, url TEXT NOT NULL, description TEXT, enabled INTEGER NOT NULL,
+    secret TEXT NOT NULL, previous_secret TEXT, previous_secret_until INTEGER, created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE TABLE webhook_events (id INTEGER PRIMARY KEY, plant_id INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT;
+  CREATE TABLE webhook_deliveries (
+    id TEXT PRIMARY KEY, event_id INTEGER NOT NULL, endpoint_id TEXT NOT NULL, status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0, last_status INTEGER, last_error TEXT, next_attempt_at INTEGER,
+    lease_owner TEXT, lease_until INTEGER, created_at INTEGER NOT NULL
+  ) STRICT;
+  -- The claim: due deliveries, oldest first.
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+  -- An endpoint's deliveries page by page, newest first.
+  CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at DESC, id DESC);
+  -- The prune: succeeded deliveries by age, then the events left without deliveries.
+  CREATE INDEX webhook_deliveries_succeeded ON webhook_deliveries (created_at) WHERE status = 'succeeded';
+  CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */

@@ -5,8 +5,11 @@ import { samePlant, toPlant, toRecord, type CreateResult, type ListQuery, type P
 interface Row { name: string, tag: string | null }
 interface ListRow extends Row { id: bigint }
 
-/** The plants table's statements, prepared once. */
-export function plantStatements (db: Database.Database) {
+/**
+ * The plants table's statements, prepared once. `created` runs inside the batch's
+ * transaction for each plant that is new (the webhook outbox).
+ */
+export function plantStatements (db: Database.Database, created: (plant: PlantRecord) => void) {
   const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
   const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
   const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?')
@@ -23,6 +26,7 @@ export function plantStatements (db: Database.Database) {
   // The primary key decides: the insert either takes the id or leaves the row that holds it.
   function create (plant: PlantRecord): CreateResult {
     if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
+      created(plant)
       return { outcome: 'created', plant: toPlant(plant.name, plant.tag) }
     }
     const row = select.get(plant.id) as Row

@@ -1,0 +1,95 @@
+// Before and after: the create scenario of `npm run bench` on two builds of the
+// service, in one session. Both builds' servers run side by side; each round
+// measures every store on one build and then on the other (the order flipping
+// every round), so a pair is seconds apart and the machine's drift falls on
+// both alike. Each build also has its own baseline, since a change on the
+// request path moves the baseline too.
+//
+//   npm run bench:compare -- <worktree before> <worktree after>
+//
+// This worktree is built by the script; the other must be built already
+// (`npm run build && npx tsc -p bench/tsconfig.json` in it).
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { create } from './load.js'
+import { find, runPhase, type Row, type Target } from './phase.js'
+import { freshDatabase } from './pgbench.js'
+import { fmt, machine, writeSection } from './report.js'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
+const PG_URL = process.env.PLANT_STORE_TEST_PG_URL
+const withPg = PG_URL !== undefined && PG_URL !== ''
+const here = fileURLToPath(new URL('.', import.meta.url))
+const taskset = spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0
+const started = performance.now()
+const loadAtStart = loadavg()[0]
+
+const builds = process.argv.slice(2, 4).map((dir) => {
+  // The service's own files decide what is measured: a bench-only commit on top changes nothing.
+  const commit = execFileSync('git', ['-C', dir, 'log', '-1', '--format=%h', '--', 'src', 'plugins', 'schemas', 'package-lock.json'], { encoding: 'utf8' }).trim()
+  return { dir: resolve(dir), commit }
+})
+if (builds.length !== 2) throw new Error('usage: npm run bench:compare -- <worktree before> <worktree after>')
+
+const CREATE = 'POST /plants, unique ids'
+const STORES = ['baseline', 'SQLite, synchronous=normal', 'SQLite, synchronous=full', ...(withPg ? ['PostgreSQL'] : [])]
+const dir = mkdtempSync(join(tmpdir(), 'plant-store-compare-'))
+const dbs = withPg ? await Promise.all(builds.map(() => freshDatabase(PG_URL))) : []
+let rows: Row[]
+try {
+  // Pairs side by side: baseline before, baseline after, SQLite normal before, …
+  const targets = STORES.flatMap((store) => builds.map((build, b): Target => {
+    const server = join(build.dir, 'dist', 'src', 'server.js')
+    const name = `${store} @ ${build.commit}`
+    if (store === 'baseline') return { name, script: join(build.dir, 'dist', 'bench', 'baseline-server.js'), env: { DATABASE_URL: 'sqlite::memory:' } }
+    if (store === 'PostgreSQL') return { name, script: server, env: { DATABASE_URL: dbs[b].url, DATABASE_POOL_SIZE: '10' } }
+    const synchronous = store.endsWith('full') ? 'full' : 'normal'
+    return { name, script: server, env: { DATABASE_URL: `sqlite:${join(dir, `${synchronous}-${b}.db`)}`, SQLITE_SYNCHRONOUS: synchronous } }
+  }))
+  rows = await runPhase(targets, [[CREATE, create]], { port: 38220, taskset, warmUpRequests: 20_000, warmUpSeconds: 2, seconds: SECONDS, rounds: ROUNDS })
+} finally {
+  for (const db of dbs) await db.drop()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+const rounds = Array.from({ length: ROUNDS }, (_, round) => round)
+const result = (store: string, build: number, round: number) => find(rows, CREATE, `${store} @ ${builds[build].commit}`, round)
+/** The median over the rounds, then each round's figure. */
+const cell = (values: number[], digits: number): string =>
+  `${fmt(median(values), digits)} (${values.map((v) => fmt(v, digits)).join(', ')})`
+
+const [before, after] = builds.map((b) => b.commit)
+const lines = [
+  `- command: \`${withPg ? `PLANT_STORE_TEST_PG_URL=${PG_URL} ` : ''}npm run bench:compare -- ${builds.map((b) => b.dir).join(' ')}\` ` +
+    `(BENCH_SECONDS=${SECONDS}, BENCH_ROUNDS=${ROUNDS})`,
+  `- builds: before ${before}, after ${after} (the last commit to touch src, plugins, schemas or package-lock.json in each)`,
+  `- date: ${new Date().toISOString()}; whole run ${fmt((performance.now() - started) / 1000)} s`,
+  `- machine: ${machine()}; load average (1 min) ${fmt(loadAtStart, 1)} at the start, ${fmt(loadavg()[0], 1)} at the end`,
+  `- load: the create scenario of \`npm run bench\` (${taskset ? 'taskset, ' : ''}50 connections, warm-up, ${SECONDS} s measured); all ` +
+    `${STORES.length * 2} servers up at once; ${ROUNDS} rounds, each store measured on one build and then the other, the order flipping every round. ` +
+    'Each cell: the median over the rounds, then each round\'s figure.',
+  '',
+  `| store | build | req/s | × its baseline | server CPU µs/req | ${after} ÷ ${before}, req/s | ${after} ÷ ${before}, CPU µs/req |`,
+  '|---|---|---:|---:|---:|---:|---:|',
+  ...STORES.flatMap((store) => [0, 1].map((b) => {
+    const own = (round: number) => result(store, b, round)
+    // The pair's ratios go on the second build's line.
+    const paired = b === 0
+      ? ['', '']
+      : [cell(rounds.map((r) => own(r).requests / result(store, 0, r).requests), 2), cell(rounds.map((r) => own(r).cpuUsPerRequest / result(store, 0, r).cpuUsPerRequest), 2)]
+    return `| ${store} | ${builds[b].commit} | ${cell(rounds.map((r) => own(r).requests), 0)} | ` +
+      `${cell(rounds.map((r) => own(r).requests / result('baseline', b, r).requests), 2)} | ` +
+      `${cell(rounds.map((r) => own(r).cpuUsPerRequest), 0)} | ${paired.join(' | ')} |`
+  }))
+].join('\n')
+writeSection(join(here, '..', '..', 'bench', 'results.md'), `## Before and after: ${before} against ${after}`, lines)
+process.stdout.write(`${lines}\n`)

@@ -1,0 +1,62 @@
+import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Set while CORS is on: adds the headers of an answer that no hook sees (errors.ts's frameworkErrors). */
+    corsHeaders?: (request: FastifyRequest, reply: FastifyReply) => void
+  }
+}
+
+export interface CorsOptions {
+  /** Origins whose pages may call the API (`https://app.example.com`), or `['*']` for any; none: CORS stays off. */
+  origins: readonly string[]
+}
+
+const METHODS = ['GET', 'POST', 'DELETE', 'PATCH']
+const REQUEST_HEADERS = ['Authorization', 'Content-Type']
+// What a page's script may read of an answer: the next page, when to retry, why it was refused.
+const EXPOSED_HEADERS = ['Link', 'Retry-After', 'WWW-Authenticate']
+
+/**
+ * Lets pages of the configured origins call the API from a browser. Registered
+ * with fastify-plugin at the root, before the API scope: its onRequest hook
+ * runs before authentication, so a preflight (which carries no token) is
+ * answered 204, and every answer to an allowed origin carries the CORS
+ * headers, the errors included. A request from any other origin gets none.
+ */
+const cors: FastifyPluginAsync<CorsOptions> = async (fastify, { origins }) => {
+  if (!Array.isArray(origins) || !origins.every((origin) => typeof origin === 'string' && origin !== '')) {
+    throw new TypeError('cors: options.origins must be an array of origins such as https://app.example.com, or [\'*\']')
+  }
+  if (origins.length === 0) return
+  const any = origins.includes('*')
+  const allowed = new Set(origins)
+
+  const forRequest = (request: FastifyRequest): FastifyCorsOptions => {
+    const origin = request.headers.origin
+    if (origin === undefined || !(any || allowed.has(origin))) return { origin: false }
+    return {
+      origin: any ? '*' : origin,
+      methods: METHODS,
+      allowedHeaders: REQUEST_HEADERS,
+      exposedHeaders: EXPOSED_HEADERS,
+      // Only a real preflight (it names the method to come) is answered here: any other
+      // OPTIONS request goes on, to the 404 that every unsupported method gets.
+      preflight: request.headers['access-control-request-method'] !== undefined,
+      strictPreflight: false
+    }
+  }
+  await fastify.register(fastifyCors, { hook: 'onRequest', delegator: (request, done) => done(null, forRequest(request)) })
+
+  // A malformed URL or an overlong path parameter is answered before routing, with no hook:
+  // the same headers as @fastify/cors gives any other answer, so that the page can read it too.
+  fastify.decorate('corsHeaders', (request: FastifyRequest, reply: FastifyReply) => {
+    const { origin } = forRequest(request)
+    reply.header('vary', 'Origin')
+    if (origin !== false) reply.header('access-control-allow-origin', origin).header('access-control-expose-headers', EXPOSED_HEADERS.join(', '))
+  })
+}
+
+export default fp(cors, { name: 'plant-store-cors', fastify: '5.x' })

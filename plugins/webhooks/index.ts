@@ -1,0 +1,164 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { CreatedWebhookEndpoint, NewWebhookEndpoint, ref, sharedSchemas, WebhookEndpoint, WebhookEndpointPatch, WebhookParams, WebhookSecret } from '../../schemas/index.js'
+import { HttpError, sendError } from '../../src/errors.js'
+import type { WebhookStore } from '../../src/store/webhook-types.js'
+import { formatValidationErrors, int64ValidatorCompiler } from '../../src/validation.js'
+import { makeSecret } from '../../src/webhooks/signing.js'
+import { checkEndpointUrl } from '../../src/webhooks/url.js'
+import { acceptJsonBodies } from '../plants/json-body.js'
+import { error, unavailable } from '../plants/responses.js'
+import { deliveryRoutes } from './deliveries.js'
+import { notFound, tags } from './responses.js'
+
+export interface WebhooksOptions {
+  /** Where the subscriptions and their deliveries live. Required. */
+  store: WebhookStore
+  /** Whether an endpoint URL may name a loopback or private address (WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivate?: boolean
+}
+
+// How long a rotated-out secret keeps signing beside the new one.
+const OVERLAP_MS = 24 * 60 * 60 * 1000
+
+function checkOptions (options: Partial<WebhooksOptions>): Required<WebhooksOptions> {
+  const { store, allowPrivate = false } = options
+  const methods = ['createEndpoint', 'listEndpoints', 'getEndpoint', 'updateEndpoint', 'deleteEndpoint', 'rotateSecret', 'listDeliveries', 'retryDelivery'] as const
+  if (store === null || typeof store !== 'object' || !methods.every((m) => typeof store[m] === 'function')) {
+    throw new TypeError('webhooks: options.store must be a WebhookStore')
+  }
+  if (typeof allowPrivate !== 'boolean') throw new TypeError('webhooks: options.allowPrivate must be a boolean')
+  return { store, allowPrivate }
+}
+
+/**
+ * The webhook subscriptions: /webhooks and its deliveries. An encapsulated plugin, as the
+ * plants one is: its schemas, JSON parser, validator and error replies stay in its scope.
+ * It never connects to an endpoint's URL; the sender (src/webhooks/) does, at each attempt.
+ */
+const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) => {
+  const { store, allowPrivate } = checkOptions(options)
+  const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
+
+  for (const schema of sharedSchemas) {
+    if (fastify.getSchema(schema.$id as string) === undefined) fastify.addSchema(schema)
+  }
+  fastify.setValidatorCompiler(int64ValidatorCompiler(sharedSchemas))
+  fastify.setSchemaErrorFormatter(formatValidationErrors)
+  fastify.setErrorHandler(sendError)
+  acceptJsonBodies(fastify)
+
+  function checkUrl (url: string | undefined): void {
+    const wrong = url === undefined ? undefined : checkEndpointUrl(url, allowPrivate)
+    if (wrong !== undefined) throw new HttpError(400, `body/url ${wrong}`)
+  }
+
+  const endpoint = (description: string) => ({ ...ref(WebhookEndpoint), description })
+  const badBody = error('The body is not JSON, or breaks the schema, or the URL is not one deliveries may go to; the message names the field and the rule')
+  const badMediaType = error('The body is not application/json, names a charset other than utf-8, or has a Content-Encoding')
+
+  fastify.post('/webhooks', {
+    schema: {
+      summary: 'Subscribe an endpoint',
+      description: 'Every plant added from now on is POSTed to the URL, signed with the secret this answer shows (and never shows again). ' +
+        'Nothing is sent to the URL now.',
+      operationId: 'createWebhook',
+      tags,
+      body: ref(NewWebhookEndpoint),
+      response: {
+        201: { ...ref(CreatedWebhookEndpoint), description: 'The endpoint, enabled, with its signing secret' },
+        400: badBody,
+        413: error('The body is larger than the service accepts'),
+        415: badMediaType,
+        503: unavailable
+      }
+    }
+  }, async (request, reply) => {
+    const { url, description } = request.body
+    checkUrl(url)
+    const secret = makeSecret()
+    const created = await store.createEndpoint({ url, description, secret })
+    return reply.code(201).send({ ...created, secret })
+  })
+
+  fastify.get('/webhooks', {
+    schema: {
+      summary: 'List the endpoints',
+      operationId: 'listWebhooks',
+      tags,
+      response: {
+        200: { type: 'array', items: ref(WebhookEndpoint), description: 'Every endpoint, oldest first; never a secret' },
+        503: unavailable
+      }
+    }
+  }, async () => await store.listEndpoints())
+
+  fastify.get('/webhooks/:id', {
+    schema: {
+      summary: 'Read an endpoint',
+      operationId: 'getWebhook',
+      tags,
+      params: WebhookParams,
+      response: { 200: endpoint('The endpoint; never its secret'), 404: notFound, 503: unavailable }
+    }
+  }, async (request) => {
+    const found = await store.getEndpoint(request.params.id)
+    if (found === undefined) throw new HttpError(404, 'No webhook endpoint has this id.')
+    return found
+  })
+
+  fastify.patch('/webhooks/:id', {
+    schema: {
+      summary: 'Change an endpoint',
+      description: 'Changes the fields given. Disabling it (`enabled: false`) ends its pending deliveries as failed; ' +
+        'they stay listed for a manual retry once it is enabled again.',
+      operationId: 'updateWebhook',
+      tags,
+      params: WebhookParams,
+      body: ref(WebhookEndpointPatch),
+      response: { 200: endpoint('The endpoint as changed'), 400: badBody, 404: notFound, 413: error('The body is larger than the service accepts'), 415: badMediaType, 503: unavailable }
+    }
+  }, async (request) => {
+    const { url, description, enabled } = request.body
+    checkUrl(url)
+    const updated = await store.updateEndpoint(request.params.id, { url, description, enabled })
+    if (updated === undefined) throw new HttpError(404, 'No webhook endpoint has this id.')
+    return updated
+  })
+
+  fastify.delete('/webhooks/:id', {
+    schema: {
+      summary: 'Delete an endpoint',
+      description: 'Removes the endpoint and its deliveries: the pending ones are never sent.',
+      operationId: 'deleteWebhook',
+      tags,
+      params: WebhookParams,
+      response: { 204: { type: 'null', description: 'The endpoint was deleted' }, 404: notFound, 503: unavailable }
+    }
+  }, async (request, reply) => {
+    if (!await store.deleteEndpoint(request.params.id)) throw new HttpError(404, 'No webhook endpoint has this id.')
+    return reply.code(204).send()
+  })
+
+  fastify.post('/webhooks/:id/rotate-secret', {
+    schema: {
+      summary: 'Rotate the signing secret',
+      description: 'A new secret signs every attempt from now on; for 24 hours the previous one signs beside it ' +
+        '(two `v1,` signatures), so receivers can switch without missing a delivery.',
+      operationId: 'rotateWebhookSecret',
+      tags,
+      params: WebhookParams,
+      response: { 200: { ...ref(WebhookSecret), description: 'The new secret, shown this once' }, 404: notFound, 503: unavailable }
+    }
+  }, async (request) => {
+    const secret = makeSecret()
+    if (!await store.rotateSecret(request.params.id, secret, new Date(Date.now() + OVERLAP_MS))) {
+      throw new HttpError(404, 'No webhook endpoint has this id.')
+    }
+    return { secret }
+  })
+
+  deliveryRoutes(fastify, store)
+}
+
+export default webhooks

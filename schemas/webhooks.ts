@@ -1,0 +1,123 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { MAX_PAGE } from './list.js'
+import { Int64, STORABLE_TEXT } from './plant.js'
+
+/** A time, written as an RFC 3339 date-time string; handlers give a Date. */
+const DateTime = (description: string) => Type.Unsafe<Date>({ type: 'string', format: 'date-time', description })
+const EndpointUrl = Type.String({
+  maxLength: 2048,
+  pattern: STORABLE_TEXT,
+  description: 'Where deliveries are POSTed: an absolute http or https URL, no user info, at most 2048 characters. ' +
+    'A literal loopback, private, link-local, multicast, unspecified or cloud metadata address is refused unless the service allows private targets',
+  examples: ['https://example.com/hooks/plants']
+})
+const Description = Type.String({ pattern: STORABLE_TEXT, description: 'What the endpoint is for, for people', examples: ['Inventory sync'] })
+const Secret = Type.String({
+  description: 'The signing secret, `whsec_` and base64 of 32 random bytes (Standard Webhooks). Shown only here: keep it',
+  examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']
+})
+
+export const WebhookEndpoint = Type.Object({
+  id: Type.String({ description: 'Opaque', examples: ['ep_2f1c0e55a3b84a8c9d6e7f0a1b2c3d4e'] }),
+  url: EndpointUrl,
+  description: Type.Optional(Description),
+  enabled: Type.Boolean({ description: 'Whether plants added now are delivered to it; a 410 from the receiver disables it' }),
+  createdAt: DateTime('When it was created')
+}, { $id: 'WebhookEndpoint', additionalProperties: false, description: 'A subscription to the plants added to the store; never its secret' })
+
+export type WebhookEndpoint = Static<typeof WebhookEndpoint>
+
+export const NewWebhookEndpoint = Type.Object({
+  url: EndpointUrl,
+  description: Type.Optional(Description)
+}, { $id: 'NewWebhookEndpoint', description: 'A subscription to create' })
+
+export type NewWebhookEndpoint = Static<typeof NewWebhookEndpoint>
+
+export const WebhookEndpointPatch = Type.Object({
+  url: Type.Optional(EndpointUrl),
+  description: Type.Optional(Description),
+  enabled: Type.Optional(Type.Boolean({ description: 'false stops its pending deliveries (they end failed, for a manual retry); true sends plants added from now on' }))
+}, { $id: 'WebhookEndpointPatch', description: 'The fields to change; those left out stay as they are' })
+
+export type WebhookEndpointPatch = Static<typeof WebhookEndpointPatch>
+
+export const CreatedWebhookEndpoint = Type.Composite([WebhookEndpoint, Type.Object({ secret: Secret })], {
+  $id: 'CreatedWebhookEndpoint',
+  additionalProperties: false,
+  description: 'The endpoint just created, with its signing secret: the only time the secret is shown'
+})
+export type CreatedWebhookEndpoint = Static<typeof CreatedWebhookEndpoint>
+
+export const WebhookSecret = Type.Object({ secret: Secret }, {
+  $id: 'WebhookSecret',
+  additionalProperties: false,
+  description: 'The new signing secret; the previous one keeps signing beside it for 24 hours'
+})
+export type WebhookSecret = Static<typeof WebhookSecret>
+
+export const WebhookDelivery = Type.Object({
+  id: Type.String({ description: 'Opaque; also the `webhook-id` header of every attempt', examples: ['msg_019ab3c4d5e69f86d081884c7d65'] }),
+  plantId: Type.Unsafe<bigint>({ ...Int64, description: 'The id of the plant whose addition it announces' }),
+  status: Type.Unsafe<'pending' | 'succeeded' | 'failed'>({ type: 'string', enum: ['pending', 'succeeded', 'failed'], description: 'pending: an attempt is due or under way; failed: the retries are spent, or the endpoint was disabled' }),
+  attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far' }),
+  lastStatus: Type.Optional(Type.Integer({ description: 'The HTTP status of the last attempt, when it got an answer' })),
+  lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed, or why the delivery stopped' })),
+  nextAttemptAt: Type.Optional(DateTime('When the next attempt is due (pending only)')),
+  createdAt: DateTime('When the plant was added')
+}, { $id: 'WebhookDelivery', additionalProperties: false, description: 'One event sent to one endpoint, with its attempts' })
+
+export type WebhookDelivery = Static<typeof WebhookDelivery>
+
+export const WebhookParams = Type.Object({
+  id: Type.String({ description: 'The endpoint id' })
+})
+
+export const DeliveryParams = Type.Object({
+  id: Type.String({ description: 'The endpoint id' }),
+  deliveryId: Type.String({ description: 'The delivery id (its webhook-id)' })
+})
+
+export const DeliveryListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most deliveries on the page' }),
+  cursor: Type.Optional(Type.String({ description: 'Where the page starts: opaque, taken from the `next` link of the previous page' }))
+}, { additionalProperties: false })
+
+export type DeliveryListQuery = Static<typeof DeliveryListQuery>
+
+const header = (name: string, description: string, example: string) =>
+  ({ name, in: 'header' as const, required: true, description, schema: { type: 'string' as const }, example })
+
+/**
+ * The event this service sends, for the OpenAPI document's `webhooks` section: a POST
+ * of the NewPlant body to every enabled endpoint when a plant is added.
+ */
+export const webhookEvents = {
+  plantAdded: {
+    post: {
+      summary: 'Plant added to the store',
+      description: 'Sent to every enabled endpoint once per plant added, signed the Standard Webhooks way ' +
+        '(standardwebhooks.com). At least once: a receiver deduplicates by `webhook-id`.',
+      operationId: 'plantAdded',
+      tags: ['webhooks'],
+      // Sent by this service to a receiver: no bearer token; the signature headers authenticate it.
+      security: [],
+      parameters: [
+        header('webhook-id', 'The delivery id: the same on every attempt of one delivery', 'msg_019ab3c4d5e69f86d081884c7d65'),
+        header('webhook-timestamp', 'When the attempt was signed, in seconds since the epoch', '1767225600'),
+        header('webhook-signature', '`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, one per active secret, space-separated',
+          'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=')
+      ],
+      requestBody: {
+        required: true,
+        description: 'The plant as it was created: the NewPlant JSON, id exact, tag absent when none',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } }
+      },
+      responses: {
+        '2XX': { description: 'Received: the delivery succeeded' },
+        410: { description: 'Gone: the endpoint is disabled and its pending deliveries stop' },
+        default: { description: 'Anything else, a redirect, a timeout or no answer: the delivery is tried again later' }
+      }
+    }
+  }
+}

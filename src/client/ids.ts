@@ -1,0 +1,32 @@
+/**
+ * A plant id as a caller may give it: a bigint, a safe-integer number, or a
+ * canonical decimal string (`"9007199254740993"`, `"-7"`; not `"007"`, `"+7"`, `"-0"`).
+ */
+export type PlantId = bigint | number | string
+
+const MIN = -(2n ** 63n)
+const MAX = 2n ** 63n - 1n
+const CANONICAL = /^(?:0|-?[1-9]\d*)$/
+
+/**
+ * The id as an exact bigint, or a TypeError / RangeError before anything is sent.
+ * A number past 2^53 is refused: it may already be another id than the caller meant
+ * (9007199254740993 is read as 9007199254740992 before any code sees it).
+ */
+export function toId (id: PlantId): bigint {
+  let value: bigint
+  if (typeof id === 'bigint') {
+    value = id
+  } else if (typeof id === 'number') {
+    if (!Number.isSafeInteger(id)) {
+      throw new RangeError(`Plant id ${id} is not a safe integer (Number.isSafeInteger): it may already be rounded. Pass a bigint or a decimal string.`)
+    }
+    value = BigInt(id)
+  } else if (typeof id === 'string' && CANONICAL.test(id)) {
+    value = BigInt(id)
+  } else {
+    throw new TypeError(`Plant id ${JSON.stringify(id)} is not a bigint, a safe integer or a canonical decimal string.`)
+  }
+  if (value < MIN || value > MAX) throw new RangeError(`Plant id ${value} is outside the signed 64-bit range.`)
+  return value
+}

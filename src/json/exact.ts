@@ -1,0 +1,45 @@
+import { readJson } from './read.js'
+
+// The exact int64 JSON path that the service and the client share. It imports
+// no package and no Node module: the browser client bundles it as it is.
+
+// A double may misjudge a literal only when it has 16 significant digits or more
+// (the digits may span the point) or an exponent: only then is the exact reader needed.
+const RISKY = /\d(?:\.?\d){15}|\d[eE]/
+
+/** Whether a number literal of this JSON text could be misread by JSON.parse (a cheap look at the text). */
+export function mayRound (text: string): boolean {
+  return RISKY.test(text)
+}
+
+/**
+ * Parses a JSON text deciding every number by its exact decimal value: integers
+ * beyond 2^53 come back as BigInt (see readJson). JSON.parse reads the texts that
+ * have no literal it could misread. Throws SyntaxError or JsonBodyError.
+ */
+export function parseExact (text: string): unknown {
+  return mayRound(text) ? readJson(text) : JSON.parse(text)
+}
+
+/**
+ * JSON.stringify, except that a BigInt is written as the integer it is (where
+ * JSON.stringify throws): `{"id":9007199254740993}`, never a rounded double or a
+ * string. Undefined properties are left out, as JSON.stringify leaves them.
+ */
+export function stringifyExact (value: unknown): string {
+  return write(value) ?? 'null'
+}
+
+function write (value: unknown): string | undefined {
+  if (typeof value === 'bigint') return value.toString()
+  if (value === null || typeof value !== 'object') return JSON.stringify(value)
+  const toJSON = (value as { toJSON?: unknown }).toJSON
+  if (typeof toJSON === 'function') return write(toJSON.call(value))
+  if (Array.isArray(value)) return `[${value.map((item) => write(item) ?? 'null').join(',')}]`
+  const members: string[] = []
+  for (const [key, item] of Object.entries(value)) {
+    const text = write(item)
+    if (text !== undefined) members.push(`${JSON.stringify(key)}:${text}`)
+  }
+  return `{${members.join(',')}}`
+}

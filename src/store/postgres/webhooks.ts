@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto'
+import type { StoreLogger } from '../outage.js'
+import { deliveryListeners, newEndpointId, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
+import type { WebhookStore } from '../webhook-types.js'
+import { CHANNEL, listen } from './listen.js'
+import { lockEndpoint, ORPHANS, outboxQueries, stopPending, type Transaction } from './outbox.js'
+import type { Query } from './plants.js'
+
+const ENDPOINT_COLUMNS = 'id, url, description, enabled, created_at'
+const DELIVERIES = `SELECT d.id, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
+  FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = $1`
+/** An endpoint's deliveries, newest first, by key (test/src/store/webhook-plans.test.ts). */
+export const PAGES = {
+  first: `${DELIVERIES} ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
+  next: `${DELIVERIES} AND (d.created_at, d.id) < ($3, $4) ORDER BY d.created_at DESC, d.id DESC LIMIT $2`
+}
+
+export interface PostgresWebhooksOptions {
+  url: string
+  timeout: number
+  log: StoreLogger
+  query: Query
+  transaction: Transaction
+}
+
+/** The webhook half of the PostgreSQL store, and the outbox insert that a batch of creates runs. */
+export function postgresWebhooks ({ url, timeout, log, query, transaction }: PostgresWebhooksOptions) {
+  // Names this store's notifications, so that it does not wake its own listeners twice.
+  const instance = randomUUID()
+  const outbox = outboxQueries(query, transaction, instance)
+  const listeners = deliveryListeners()
+  let listener: ReturnType<typeof listen> | undefined
+
+  const store: WebhookStore = {
+    async createEndpoint ({ url, description, secret }) {
+      const { rows } = await query<EndpointRow>('plant-store-webhooks-create', `INSERT INTO webhook_endpoints (id, url, description, enabled, secret)
+        VALUES ($1, $2, $3, true, $4) RETURNING ${ENDPOINT_COLUMNS}`, [newEndpointId(), url, description ?? null, secret])
+      return toEndpoint(rows[0])
+    },
+
+    async listEndpoints () {
+      const { rows } = await query<EndpointRow>('plant-store-webhooks-list', `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)
+      return rows.map(toEndpoint)
+    },
+
+    async getEndpoint (id) {
+      const { rows } = await query<EndpointRow>('plant-store-webhooks-get', `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id])
+      return rows.length === 0 ? undefined : toEndpoint(rows[0])
+    },
+
+    async updateEndpoint (id, patch) {
+      return await transaction(async (client) => {
+        const disabling = patch.enabled === false
+        if (disabling && !await lockEndpoint(client, id)) return undefined
+        const { rows } = await client.query<EndpointRow>(`UPDATE webhook_endpoints SET url = coalesce($2, url),
+          description = coalesce($3, description), enabled = coalesce($4, enabled) WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
+        [id, patch.url ?? null, patch.description ?? null, patch.enabled ?? null])
+        if (disabling) await stopPending(client, id, STOPPED.disabled)
+        return rows.length === 0 ? undefined : toEndpoint(rows[0])
+      })
+    },
+
+    async deleteEndpoint (id) {
+      return await transaction(async (client) => {
+        // The DELETE takes the row lock; the next statement then sees every delivery of the endpoint.
+        if ((await client.query('DELETE FROM webhook_endpoints WHERE id = $1', [id])).rowCount === 0) return false
+        const { rows } = await client.query<{ event_id: string }>('DELETE FROM webhook_deliveries WHERE endpoint_id = $1 RETURNING event_id', [id])
+        await client.query(ORPHANS, [[...new Set(rows.map((row) => row.event_id))]])
+        return true
+      })
+    },
+
+    async rotateSecret (id, secret, overlapUntil) {
+      const result = await query('plant-store-webhooks-rotate', `UPDATE webhook_endpoints
+        SET previous_secret = secret, previous_secret_until = $3, secret = $2 WHERE id = $1 RETURNING 1`, [id, secret, overlapUntil])
+      return result.rows.length === 1
+    },
+
+    async listDeliveries (endpoint, { limit, before }) {
+      if (await store.getEndpoint(endpoint) === undefined) return undefined
+      const { rows } = before === undefined
+        ? await query<DeliveryRow>('plant-store-webhooks-deliveries', PAGES.first, [endpoint, limit])
+        : await query<DeliveryRow>('plant-store-webhooks-deliveries-next', PAGES.next, [endpoint, limit, before.createdAt, before.id])
+      return rows.map(toDelivery)
+    },
+
+    async retryDelivery (endpoint, id) {
+      const { rows } = await query('plant-store-webhooks-retry', `WITH retried AS (
+          UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), lease_owner = NULL, lease_until = NULL
+          WHERE id = $1 AND endpoint_id = $2 RETURNING 1
+        )
+        SELECT pg_notify('${CHANNEL}', $3) FROM retried`, [id, endpoint, instance])
+      if (rows.length === 0) return false
+      listeners.call()
+      return true
+    },
+
+    async backlog () {
+      const { rows } = await query<{ pending: number, oldest: Date | null }>('plant-store-webhooks-backlog',
+        "SELECT count(*)::int AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'", [])
+      const [{ pending, oldest }] = rows
+      return oldest === null ? { pending } : { pending, oldest }
+    },
+
+    claim: outbox.claim,
+    finish: outbox.finish,
+    release: outbox.release,
+    prune: outbox.prune,
+
+    onDeliveries (callback) {
+      // The LISTEN connection opens with the first listener: a store that sends nothing needs none.
+      listener ??= listen({
+        url,
+        timeout,
+        log,
+        notified: (payload) => { if (payload !== instance) listeners.call() },
+        reconnected: () => listeners.call()
+      })
+      return listeners.add(callback)
+    }
+  }
+
+  return {
+    store,
+
+    /** Inserts a batch of new plants with the outbox rows; the ids inserted. */
+    async insert (plants: Parameters<typeof outbox.insert>[0]): Promise<string[]> {
+      const { created, delivered } = await outbox.insert(plants)
+      // The statement has committed: the deliveries can be claimed now.
+      if (delivered) listeners.call()
+      return created
+    },
+
+    async close (): Promise<void> {
+      await listener?.stop()
+    }
+  }
+}

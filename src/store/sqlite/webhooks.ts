@@ -1,0 +1,239 @@
+import type Database from 'better-sqlite3'
+import { stringifyNewPlant } from '../../json/new-plant.js'
+import type { PlantRecord } from '../types.js'
+import { activeSecrets, deliveryListeners, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
+import type { AttemptOutcome, ClaimedDelivery, EndpointPatch, NewEndpoint, WebhookStore } from '../webhook-types.js'
+
+/** Runs work against the database, turning "cannot answer now" errors into StoreUnavailableError. */
+export type Run = <T>(work: () => T) => T
+
+const ENDPOINT = 'SELECT id, url, description, enabled, created_at FROM webhook_endpoints'
+const DELIVERY = `SELECT d.id, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
+  FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = @endpoint`
+
+/** The statements that must stay served by an index (test/src/store/webhook-plans.test.ts). */
+export const PLANNED = {
+  firstPage: `${DELIVERY} ORDER BY d.created_at DESC, d.id DESC LIMIT @limit`,
+  nextPage: `${DELIVERY} AND (d.created_at, d.id) < (@createdAt, @id) ORDER BY d.created_at DESC, d.id DESC LIMIT @limit`,
+  // The lease moves next_attempt_at to its end: a lease that lapses makes the delivery due again by itself.
+  claim: `UPDATE webhook_deliveries SET lease_owner = @owner, lease_until = @until, next_attempt_at = @until
+    WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND e.enabled = 1
+        AND d.endpoint_id NOT IN (SELECT value FROM json_each(@exclude)) ORDER BY d.next_attempt_at LIMIT @limit)
+    RETURNING id`,
+  prune: `DELETE FROM webhook_deliveries WHERE rowid IN
+    (SELECT rowid FROM webhook_deliveries WHERE status = 'succeeded' AND created_at < ? LIMIT ?) RETURNING event_id`,
+  // Events that lost their last delivery go with it.
+  orphan: 'DELETE FROM webhook_events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)'
+}
+
+// Prune in chunks, so that a long backlog never holds the write lock (and the event loop) for long.
+const PRUNE_CHUNK = 500
+
+interface ClaimRow { id: string, endpoint_id: string, url: string, secret: string, previous_secret: string | null, previous_secret_until: number | null, body: string, attempts: number }
+
+/**
+ * The webhook half of the SQLite store, and the outbox hook that a create calls inside its
+ * batch's transaction. One process owns the file, so the count of enabled endpoints is kept
+ * here, and the hot path skips the outbox entirely while there is none.
+ */
+export function sqliteWebhooks (db: Database.Database, run: Run) {
+  const sql = {
+    enabled: db.prepare('SELECT count(*) FROM webhook_endpoints WHERE enabled = 1').pluck(),
+    insertEvent: db.prepare<[bigint, string, number]>('INSERT INTO webhook_events (plant_id, body, created_at) VALUES (?, ?, ?)'),
+    // The id starts with the time in ms (12 hex digits), then 64 random bits: each new key goes
+    // at the end of the primary key's B-tree, not on a random page (half the cost of a create's outbox).
+    insertDeliveries: db.prepare(`INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, next_attempt_at, created_at)
+      SELECT 'msg_' || printf('%012x', @now) || lower(hex(randomblob(8))), @event, id, 'pending', @now, @now FROM webhook_endpoints WHERE enabled = 1`),
+    insertEndpoint: db.prepare(`INSERT INTO webhook_endpoints (id, url, description, enabled, secret, created_at)
+      VALUES (@id, @url, @description, 1, @secret, @now) RETURNING id, url, description, enabled, created_at`),
+    endpoints: db.prepare<[], EndpointRow>(`${ENDPOINT} ORDER BY created_at, rowid`),
+    endpoint: db.prepare<[string], EndpointRow>(`${ENDPOINT} WHERE id = ?`),
+    update: db.prepare<Record<string, unknown>, EndpointRow>(`UPDATE webhook_endpoints SET url = coalesce(@url, url),
+      description = coalesce(@description, description), enabled = coalesce(@enabled, enabled)
+      WHERE id = @id RETURNING id, url, description, enabled, created_at`),
+    stop: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', last_error = @why, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
+      WHERE endpoint_id = @endpoint AND status = 'pending'`),
+    disable: db.prepare<[string]>('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
+    deleteEndpoint: db.prepare<[string]>('DELETE FROM webhook_endpoints WHERE id = ?'),
+    deleteDeliveries: db.prepare<[string], number>('DELETE FROM webhook_deliveries WHERE endpoint_id = ? RETURNING event_id').pluck(),
+    orphan: db.prepare(PLANNED.orphan),
+    rotate: db.prepare(`UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = @until, secret = @secret
+      WHERE id = @id`),
+    firstPage: db.prepare<Record<string, unknown>, DeliveryRow>(PLANNED.firstPage).safeIntegers(true),
+    nextPage: db.prepare<Record<string, unknown>, DeliveryRow>(PLANNED.nextPage).safeIntegers(true),
+    retry: db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @now, lease_owner = NULL, lease_until = NULL
+      WHERE id = @id AND endpoint_id = @endpoint`),
+    claim: db.prepare<Record<string, unknown>, { id: string }>(PLANNED.claim),
+    claimed: db.prepare<[string], ClaimRow>(`SELECT d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, e.previous_secret_until, v.body, d.attempts
+      FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN webhook_events v ON v.id = d.event_id WHERE d.id = ?`),
+    finish: db.prepare<Record<string, unknown>, { endpoint_id: string }>(`UPDATE webhook_deliveries SET status = @status, attempts = attempts + 1,
+      last_status = @lastStatus, last_error = @lastError, next_attempt_at = @next, lease_owner = NULL, lease_until = NULL
+      WHERE id = @id AND lease_owner = @owner AND status = 'pending' RETURNING endpoint_id`),
+    release: db.prepare(`UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = @now
+      WHERE lease_owner = @owner AND status = 'pending'`),
+    prune: db.prepare<[number, number], number>(PLANNED.prune).pluck(),
+    backlog: db.prepare<[], { pending: number, oldest: number | null }>("SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'")
+  }
+
+  const listeners = deliveryListeners()
+  let enabled = sql.enabled.get() as number
+  let waking = false
+
+  // After every change to endpoints; they all go through here, on the store's one connection.
+  function recount (): void {
+    enabled = sql.enabled.get() as number
+  }
+
+  function stopPending (endpoint: string, why: string): void {
+    sql.stop.run({ endpoint, why })
+  }
+
+  const transaction = <A extends unknown[], T>(work: (...args: A) => T) => {
+    const inTransaction = db.transaction(work)
+    return (...args: A): T => run(() => inTransaction.immediate(...args))
+  }
+
+  const update = transaction((id: string, patch: EndpointPatch) => {
+    const row = sql.update.get({
+      id,
+      url: patch.url ?? null,
+      description: patch.description ?? null,
+      enabled: patch.enabled === undefined ? null : Number(patch.enabled)
+    })
+    if (row !== undefined && patch.enabled === false) stopPending(id, STOPPED.disabled)
+    return row
+  })
+
+  const remove = transaction((id: string) => {
+    if (sql.deleteEndpoint.run(id).changes === 0) return false
+    for (const event of new Set(sql.deleteDeliveries.all(id))) sql.orphan.run(event, event)
+    return true
+  })
+
+  const claim = transaction((owner: string, limit: number, leaseMs: number, exclude: readonly string[]): ClaimedDelivery[] => {
+    const now = Date.now()
+    const leased = sql.claim.all({ owner, limit, now, until: now + leaseMs, exclude: JSON.stringify(exclude) })
+    return leased.map(({ id }) => {
+      const row = sql.claimed.get(id) as ClaimRow
+      return { id, endpointId: row.endpoint_id, url: row.url, secrets: activeSecrets(row.secret, row.previous_secret, (row.previous_secret_until ?? 0) > now), body: row.body, attempts: row.attempts }
+    })
+  })
+
+  const finish = transaction((owner: string, id: string, outcome: AttemptOutcome) => {
+    const { next, ...columns } = outcomeColumns(outcome)
+    const row = sql.finish.get({ id, owner, ...columns, next: next?.getTime() ?? null })
+    if (row !== undefined && outcome.result === 'gone') {
+      sql.disable.run(row.endpoint_id)
+      stopPending(row.endpoint_id, STOPPED.gone)
+    }
+  })
+
+  const pruneChunk = transaction((before: number): number => {
+    const events = sql.prune.all(before, PRUNE_CHUNK)
+    for (const event of new Set(events)) sql.orphan.run(event, event)
+    return events.length
+  })
+
+  const store: WebhookStore = {
+    async createEndpoint ({ url, description, secret }: NewEndpoint) {
+      const row = run(() => sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, secret, now: Date.now() })) as EndpointRow
+      recount()
+      return toEndpoint(row)
+    },
+
+    async listEndpoints () {
+      return run(() => sql.endpoints.all()).map(toEndpoint)
+    },
+
+    async getEndpoint (id) {
+      const row = run(() => sql.endpoint.get(id))
+      return row === undefined ? undefined : toEndpoint(row)
+    },
+
+    async updateEndpoint (id, patch) {
+      const row = update(id, patch)
+      recount()
+      return row === undefined ? undefined : toEndpoint(row)
+    },
+
+    async deleteEndpoint (id) {
+      const deleted = remove(id)
+      recount()
+      return deleted
+    },
+
+    async rotateSecret (id, secret, overlapUntil) {
+      return run(() => sql.rotate.run({ id, secret, until: overlapUntil.getTime() })).changes === 1
+    },
+
+    async backlog () {
+      const { pending, oldest } = run(() => sql.backlog.get() as { pending: number, oldest: number | null })
+      return oldest === null ? { pending } : { pending, oldest: new Date(oldest) }
+    },
+
+    async listDeliveries (endpoint, { limit, before }) {
+      if (run(() => sql.endpoint.get(endpoint)) === undefined) return undefined
+      const rows = run(() => before === undefined
+        ? sql.firstPage.all({ endpoint, limit })
+        : sql.nextPage.all({ endpoint, limit, createdAt: before.createdAt.getTime(), id: before.id }))
+      return rows.map(toDelivery)
+    },
+
+    async retryDelivery (endpoint, id) {
+      const retried = run(() => sql.retry.run({ id, endpoint, now: Date.now() })).changes === 1
+      if (retried) listeners.call()
+      return retried
+    },
+
+    async claim (owner, limit, leaseMs, options) {
+      return claim(owner, limit, leaseMs, options?.exclude ?? [])
+    },
+
+    async finish (owner, id, outcome) {
+      finish(owner, id, outcome)
+      if (outcome.result === 'gone') recount()
+    },
+
+    async release (owner) {
+      run(() => sql.release.run({ owner, now: Date.now() }))
+    },
+
+    async prune (before) {
+      let total = 0
+      for (let pruned = PRUNE_CHUNK; pruned === PRUNE_CHUNK; total += pruned) {
+        // Between chunks, requests (and their writes) take their turn.
+        if (total > 0) await new Promise((resolve) => setImmediate(resolve))
+        pruned = pruneChunk(before.getTime())
+      }
+      return total
+    },
+
+    onDeliveries (listener) {
+      return listeners.add(listener)
+    }
+  }
+
+  return {
+    store,
+
+    /**
+     * Called by a create, inside its batch's transaction, when the plant is new: writes its
+     * event and a delivery per enabled endpoint, then wakes the listeners once the batch is
+     * through (better-sqlite3 commits synchronously, before the next tick; a batch that
+     * rolled back wakes them for nothing, which costs one empty claim).
+     */
+    added (plant: PlantRecord): void {
+      if (enabled === 0) return
+      const now = Date.now()
+      const event = sql.insertEvent.run(plant.id, stringifyNewPlant(plant), now).lastInsertRowid
+      sql.insertDeliveries.run({ event, now })
+      if (waking) return
+      waking = true
+      process.nextTick(() => {
+        waking = false
+        listeners.call()
+      })
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto'
+import type { AttemptOutcome, Delivery, DeliveryStatus, Endpoint } from './webhook-types.js'
+
+/** A new endpoint id: opaque, 128 random bits. */
+export function newEndpointId (): string {
+  return `ep_${randomBytes(16).toString('hex')}`
+}
+
+/** Why a delivery stopped without an attempt of its own, as its lastError says. */
+export const STOPPED = {
+  disabled: 'The endpoint was disabled; retry this delivery once it is enabled again.',
+  gone: 'The endpoint answered another delivery with 410 Gone and was disabled; retry this delivery once it is enabled again.'
+}
+
+/** What an attempt's outcome writes to its delivery. */
+export function outcomeColumns (outcome: AttemptOutcome) {
+  switch (outcome.result) {
+    case 'succeeded':
+      return { status: 'succeeded', lastStatus: outcome.status, lastError: null, next: null }
+    case 'retry':
+      return { status: 'pending', lastStatus: outcome.status ?? null, lastError: outcome.error ?? null, next: outcome.at }
+    case 'failed':
+      return { status: 'failed', lastStatus: outcome.status ?? null, lastError: outcome.error ?? null, next: null }
+    case 'gone':
+      return { status: 'failed', lastStatus: 410, lastError: 'The receiver answered 410 Gone: the endpoint was disabled.', next: null }
+  }
+}
+
+/** The secrets that sign now: the current one, then the previous one while its overlap lasts. */
+export function activeSecrets (secret: string, previous: string | null, overlapping: boolean): string[] {
+  return previous !== null && overlapping ? [secret, previous] : [secret]
+}
+
+export interface EndpointRow {
+  id: string
+  url: string
+  description: string | null
+  enabled: boolean | number
+  created_at: Date | number
+}
+
+export function toEndpoint (row: EndpointRow): Endpoint {
+  const endpoint: Endpoint = { id: row.id, url: row.url, enabled: Boolean(row.enabled), createdAt: new Date(Number(row.created_at)) }
+  if (row.description !== null) endpoint.description = row.description
+  return endpoint
+}
+
+export interface DeliveryRow {
+  id: string
+  plant_id: bigint | string
+  status: string
+  attempts: number | bigint
+  last_status: number | bigint | null
+  last_error: string | null
+  next_attempt_at: Date | number | bigint | null
+  created_at: Date | number | bigint
+}
+
+/** A delivery as the API lists it: optional fields absent rather than null. */
+export function toDelivery (row: DeliveryRow): Delivery {
+  const delivery: Delivery = {
+    id: row.id,
+    plantId: BigInt(row.plant_id),
+    status: row.status as DeliveryStatus,
+    attempts: Number(row.attempts),
+    createdAt: new Date(Number(row.created_at))
+  }
+  if (row.last_status !== null) delivery.lastStatus = Number(row.last_status)
+  if (row.last_error !== null) delivery.lastError = row.last_error
+  if (row.next_attempt_at !== null && row.status === 'pending') delivery.nextAttemptAt = new Date(Number(row.next_attempt_at))
+  return delivery
+}
+
+/** The in-process listeners of onDeliveries. */
+export function deliveryListeners () {
+  const listeners = new Set<() => void>()
+  return {
+    add (listener: () => void): () => void {
+      // A wrapper of its own, so that adding one function twice gives two listeners.
+      const entry = (): void => listener()
+      listeners.add(entry)
+      return () => { listeners.delete(entry) }
+    },
+    call (): void {
+      for (const listener of listeners) listener()
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The webhook half of the store port: subscriptions, and the outbox of deliveries
+ * that a create writes in the same transaction as its plant. The routes use the
+ * endpoint methods; the sender (src/webhooks/) uses claim, finish and release.
+ */
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed'
+
+/** A subscription as the API shows it: never its secrets. */
+export interface Endpoint {
+  /** Opaque, made by the store. */
+  id: string
+  url: string
+  description?: string
+  enabled: boolean
+  createdAt: Date
+}
+
+export interface NewEndpoint {
+  url: string
+  description?: string
+  /** `whsec_…`, made by the caller. */
+  secret: string
+}
+
+export interface EndpointPatch {
+  url?: string
+  description?: string
+  enabled?: boolean
+}
+
+/** One delivery of one event to one endpoint, as the API lists it. */
+export interface Delivery {
+  /** Opaque; it is also the `webhook-id` of every attempt. */
+  id: string
+  plantId: bigint
+  status: DeliveryStatus
+  attempts: number
+  lastStatus?: number
+  lastError?: string
+  nextAttemptAt?: Date
+  createdAt: Date
+}
+
+export interface DeliveryPage {
+  limit: number
+  /**
+   * Only deliveries after this one in listing order (newest first: by createdAt, then id,
+   * both descending). The last delivery of the previous page, so that a page costs the
+   * same at any depth and needs no row that may have been pruned since.
+   */
+  before?: { createdAt: Date, id: string }
+}
+
+/** A delivery the sender holds under a lease: everything one attempt needs. */
+export interface ClaimedDelivery {
+  id: string
+  endpointId: string
+  url: string
+  /** Every secret that signs now: the current one first, then one still in its overlap. */
+  secrets: string[]
+  /** The stored NewPlant JSON, sent byte for byte. */
+  body: string
+  /** Attempts made before this one. */
+  attempts: number
+}
+
+export interface ClaimOptions {
+  /**
+   * Endpoints whose deliveries are not claimed now: the sender's are at their bound of
+   * attempts in flight, so a slow endpoint's backlog cannot fill every claim and hold
+   * up the deliveries of the others.
+   */
+  exclude?: readonly string[]
+}
+
+/** What one attempt came to. */
+export type AttemptOutcome =
+  | { result: 'succeeded', status: number }
+  /** Try again at `at` (the schedule had a delay left). */
+  | { result: 'retry', at: Date, status?: number, error?: string }
+  /** The schedule is spent: `failed`, kept for a manual retry. */
+  | { result: 'failed', status?: number, error?: string }
+  /** The receiver answered 410: the endpoint is disabled, its pending deliveries stop. */
+  | { result: 'gone', status: 410 }
+
+export interface WebhookStore {
+  createEndpoint (endpoint: NewEndpoint): Promise<Endpoint>
+  listEndpoints (): Promise<Endpoint[]>
+  getEndpoint (id: string): Promise<Endpoint | undefined>
+  /** Undefined when there is no such endpoint. */
+  updateEndpoint (id: string, patch: EndpointPatch): Promise<Endpoint | undefined>
+  /** Cancels its pending deliveries; false when there was none. */
+  deleteEndpoint (id: string): Promise<boolean>
+  /** The new secret signs from now on; the previous one signs beside it until `overlapUntil`. False when absent. */
+  rotateSecret (id: string, secret: string, overlapUntil: Date): Promise<boolean>
+  /** Newest first; undefined when the endpoint does not exist. */
+  listDeliveries (endpointId: string, page: DeliveryPage): Promise<Delivery[] | undefined>
+  /** Makes a delivery due now, whatever its status; false when it does not exist under that endpoint. */
+  retryDelivery (endpointId: string, deliveryId: string): Promise<boolean>
+
+  /**
+   * Leases up to `limit` due deliveries of enabled endpoints, the longest due first (returned
+   * in no particular order), to `owner` until now + leaseMs (PostgreSQL: FOR UPDATE SKIP
+   * LOCKED, so instances never claim the same one), leaving out the endpoints in
+   * `options.exclude`. A lease that lapses makes the delivery due again: another owner takes it over.
+   */
+  claim (owner: string, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedDelivery[]>
+  /** Records an attempt's outcome and ends the lease, if `owner` still holds it. */
+  finish (owner: string, deliveryId: string, outcome: AttemptOutcome): Promise<void>
+  /** Ends every lease `owner` holds, leaving those deliveries due (a clean shutdown). */
+  release (owner: string): Promise<void>
+  /** Deletes succeeded deliveries (and events with none left) older than `before`; returns how many. */
+  prune (before: Date): Promise<number>
+  /** The deliveries still pending, and when the oldest of them was created (metrics). */
+  backlog (): Promise<{ pending: number, oldest?: Date }>
+  /**
+   * Calls `listener` after a commit that added deliveries (in this process, and on
+   * PostgreSQL in every instance through LISTEN/NOTIFY). Returns a function that stops it.
+   */
+  onDeliveries (listener: () => void): () => void
+}

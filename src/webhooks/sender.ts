@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { Agent } from 'undici'
+import type { ClaimedDelivery, WebhookStore } from '../store/webhook-types.js'
+import { attempt, createWebhookAgent, type AttemptOptions } from './deliver.js'
+import { Lanes } from './lanes.js'
+import { SenderLog, type SenderLogger } from './sender-log.js'
+import type { WebhookObserver } from './observer.js'
+
+export type { SenderLogger } from './sender-log.js'
+
+export interface SenderOptions extends AttemptOptions {
+  store: WebhookStore
+  log: SenderLogger
+  /** How long a succeeded delivery is kept (WEBHOOK_RETENTION), in ms. */
+  retention: number
+  /** Attempts in flight to one endpoint, so that a slow one holds up only itself. */
+  perEndpoint?: number
+  /** Attempts in flight in all. */
+  total?: number
+  /** How often due deliveries are looked for without a wake-up (retries, other instances), in ms. */
+  pollInterval?: number
+  /** How often succeeded deliveries older than `retention` are deleted, in ms. */
+  pruneInterval?: number
+  /** How long stop() lets attempts in flight finish before it cuts them off, in ms. */
+  grace?: number
+  /** Hears of every attempt (metrics, traces), and may add headers to its request. */
+  observer?: WebhookObserver
+}
+
+// Deliveries claimed at once: what waits behind its endpoint's bound holds a lease, so
+// the lease covers the attempts queued before it (see leaseMs).
+const BATCH = 16
+// Time for a finish to reach the store after its attempt.
+const LEASE_MARGIN = 2000
+
+/**
+ * The sender: claims due deliveries under a lease, makes their attempts with bounds per
+ * endpoint and in all, and records each outcome. It wakes when a commit adds deliveries
+ * (onDeliveries), else polls; it pauses while the store is unavailable and resumes by
+ * itself. Plant requests never wait for it.
+ */
+export class WebhookSender {
+  /** This process's name on its leases: a restarted process is another owner. */
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  private readonly store: WebhookStore
+  private readonly log: SenderLog
+  private readonly options: Required<Omit<SenderOptions, 'store' | 'log' | 'observer'>>
+  private readonly observer?: WebhookObserver
+  private readonly agent: Agent
+  private readonly leaseMs: number
+  private readonly lanes: Lanes
+  private readonly inFlight = new Set<Promise<void>>()
+  private claiming = false
+  /** The last claim, and the prune under way: stop() waits for them before it gives leases back. */
+  private claimed?: Promise<void>
+  private pruning?: Promise<void>
+  private again = false
+  private started = false
+  private stopped = false
+  /** stop() cut off the attempts still in flight: their leases are given back, not finished. */
+  private cut = false
+  private timers: NodeJS.Timeout[] = []
+  private readonly retries = new Set<NodeJS.Timeout>()
+  private unlisten?: () => void
+
+  constructor (options: SenderOptions) {
+    const { store, log, observer, ...rest } = options
+    this.store = store
+    this.log = new SenderLog(log)
+    this.observer = observer
+    this.options = { perEndpoint: 4, total: 64, pollInterval: 1000, pruneInterval: 3_600_000, grace: 5000, ...rest }
+    this.agent = createWebhookAgent(this.options)
+    this.lanes = new Lanes(this.options.perEndpoint, this.options.total)
+    this.leaseMs = this.options.timeout * (1 + Math.ceil(BATCH / this.options.perEndpoint)) + LEASE_MARGIN
+  }
+
+  /** Begins; once only. */
+  start (): void {
+    if (this.started || this.stopped) return
+    this.started = true
+    this.unlisten = this.store.onDeliveries(() => this.wake())
+    this.timers = [
+      setInterval(() => this.wake(), this.options.pollInterval),
+      setInterval(() => this.prune(), this.options.pruneInterval)
+    ]
+    this.prune()
+    this.wake()
+  }
+
+  /** Looks for due deliveries now, or right after the look already under way. */
+  wake (): void {
+    if (!this.started || this.stopped) return
+    if (this.claiming) {
+      this.again = true
+      return
+    }
+    this.claimed = this.claim()
+  }
+
+  // Claims until a claim comes back short or there is no room. `claiming` is cleared in the
+  // same tick as the last look at `again`, so that no wake-up falls in between.
+  private async claim (): Promise<void> {
+    this.claiming = true
+    try {
+      do {
+        this.again = false
+        const room = Math.min(this.lanes.room(), BATCH)
+        if (room <= 0) break
+        const claimed = await this.store.claim(this.owner, room, this.leaseMs, { exclude: this.lanes.full() })
+        this.log.answered()
+        for (const delivery of claimed) {
+          if (!this.stopped && this.lanes.admit(delivery)) this.begin(delivery)
+        }
+        // A full batch: more may be due.
+        if (claimed.length === room) this.again = true
+      } while (this.again && !this.stopped)
+    } catch (error) {
+      this.log.failed(error as Error, 'claiming deliveries')
+    }
+    this.claiming = false
+  }
+
+  private begin (delivery: ClaimedDelivery): void {
+    const run = this.deliver(delivery).finally(() => {
+      this.inFlight.delete(run)
+      const next = this.lanes.end(delivery.endpointId)
+      if (next !== undefined) this.begin(next)
+      else this.wake()
+    })
+    this.inFlight.add(run)
+  }
+
+  private async deliver (delivery: ClaimedDelivery): Promise<void> {
+    const watch = this.observer?.attempt(delivery)
+    const outcome = await attempt(this.agent, delivery, this.options, watch?.headers)
+    watch?.end(outcome)
+    if (this.cut) return
+    this.log.attempt(delivery, outcome)
+    try {
+      await this.store.finish(this.owner, delivery.id, outcome)
+      this.log.answered()
+    } catch (error) {
+      // The lease runs out and the delivery is tried again, with the same webhook-id.
+      this.log.failed(error as Error, 'recording an attempt')
+      return
+    }
+    if (outcome.result === 'retry') this.wakeBy(outcome.at.getTime())
+  }
+
+  // A retry due before the next poll gets a wake-up of its own; a later one, the poll.
+  private wakeBy (at: number): void {
+    const delay = at - Date.now()
+    if (this.stopped || delay >= this.options.pollInterval) return
+    const timer = setTimeout(() => {
+      this.retries.delete(timer)
+      this.wake()
+    }, delay)
+    this.retries.add(timer)
+  }
+
+  private prune (): void {
+    this.pruning ??= this.store.prune(new Date(Date.now() - this.options.retention))
+      .then((count) => this.log.pruned(count), (error: Error) => this.log.failed(error, 'pruning deliveries'))
+      .finally(() => { this.pruning = undefined })
+  }
+
+  /**
+   * Stops claiming, lets the attempts in flight finish for up to `grace` ms (then cuts
+   * them off), and gives back every lease still held, so that those deliveries are due
+   * again at once, here after a restart or in another instance.
+   */
+  async stop (): Promise<void> {
+    if (this.stopped) return
+    this.stopped = true
+    this.unlisten?.()
+    for (const timer of this.timers) clearInterval(timer)
+    for (const timer of this.retries) clearTimeout(timer)
+    this.lanes.drop()
+    // A claim under way starts nothing it gets once stopped: the release gives it back.
+    await Promise.all([this.claimed, this.pruning])
+    let timer: NodeJS.Timeout | undefined
+    const cutOff = new Promise<void>((resolve) => { timer = setTimeout(resolve, this.options.grace) })
+    await Promise.race([Promise.allSettled([...this.inFlight]), cutOff])
+    clearTimeout(timer)
+    this.cut = true
+    await this.agent.destroy()
+    await Promise.allSettled([...this.inFlight])
+    try {
+      await this.store.release(this.owner)
+    } catch (error) {
+      this.log.failed(error as Error, 'releasing its leases')
+    }
+  }
+}

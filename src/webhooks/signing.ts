@@ -1,0 +1,41 @@
+import { createHmac, randomBytes } from 'node:crypto'
+
+/**
+ * Standard Webhooks signatures (standardwebhooks.com): an HMAC-SHA256 of
+ * `id.timestamp.body` under each secret, so a receiver checks with any library
+ * that follows the specification.
+ */
+
+const PREFIX = 'whsec_'
+
+/** A new endpoint secret: `whsec_` and base64 of 32 random bytes. */
+export function makeSecret (): string {
+  return PREFIX + randomBytes(32).toString('base64')
+}
+
+export interface SignatureHeaders {
+  'webhook-id': string
+  'webhook-timestamp': string
+  'webhook-signature': string
+}
+
+function sign (secret: string, content: Buffer): string {
+  const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64')
+  return `v1,${createHmac('sha256', key).update(content).digest('base64')}`
+}
+
+/**
+ * The headers of one attempt: `id` is the delivery's (the same for every retry, so a
+ * receiver deduplicates by it), the timestamp is this attempt's, in seconds, and there
+ * is one `v1,` signature per secret, space-separated, so a receiver that has the
+ * previous secret still verifies during a rotation.
+ */
+export function signatureHeaders (id: string, body: string, secrets: readonly string[], now: number = Date.now()): SignatureHeaders {
+  const timestamp = String(Math.floor(now / 1000))
+  const content = Buffer.from(`${id}.${timestamp}.${body}`, 'utf8')
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': secrets.map((secret) => sign(secret, content)).join(' ')
+  }
+}

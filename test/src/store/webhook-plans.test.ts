@@ -1,0 +1,74 @@
+import Database from 'better-sqlite3'
+import t from 'tap'
+import { openSqliteStore } from '../../../src/store/sqlite/index.js'
+import { PLANNED } from '../../../src/store/sqlite/webhooks.js'
+import { connect, freshPostgresUrl, PG_SKIP } from '../../helpers/postgres.js'
+
+// The outbox's hot statements start at their key in an index, at any size of backlog or
+// history: the claim at the oldest due delivery, a page at its cursor, the prune at the
+// oldest succeeded delivery. No full scan and no sort.
+
+t.test('SQLite serves the outbox from its indexes', async (t) => {
+  const path = `${t.testdir()}/plans.db`
+  await openSqliteStore({ path }).close()
+  const db = new Database(path)
+  t.teardown(() => db.close())
+  const plan = (sql: string, values: unknown) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(values as never) as Array<{ detail: string }>).map((row) => row.detail)
+  const claim = plan(PLANNED.claim, { owner: 'o', until: 2, now: 1, limit: 10, exclude: '["ep_slow"]' })
+  for (const step of [
+    'SEARCH webhook_deliveries USING COVERING INDEX sqlite_autoindex_webhook_deliveries_1 (id=?)',
+    'SEARCH d USING INDEX webhook_deliveries_due (next_attempt_at<?)',
+    'SEARCH e USING INDEX sqlite_autoindex_webhook_endpoints_1 (id=?)'
+  ]) t.ok(claim.includes(step), `claim: ${step}`)
+  t.notOk(claim.some((line) => /SCAN (d|e|webhook_)|TEMP B-TREE/.test(line)), `claim: no full scan, no sort: ${claim}`)
+  t.same(plan(PLANNED.firstPage, { endpoint: 'ep', limit: 21 }), [
+    'SEARCH d USING INDEX webhook_deliveries_endpoint (endpoint_id=?)',
+    'SEARCH e USING INTEGER PRIMARY KEY (rowid=?)'
+  ], 'first page')
+  t.same(plan(PLANNED.nextPage, { endpoint: 'ep', limit: 21, createdAt: 1, id: 'msg' }), [
+    'SEARCH d USING INDEX webhook_deliveries_endpoint (endpoint_id=? AND (created_at,id)<(?,?))',
+    'SEARCH e USING INTEGER PRIMARY KEY (rowid=?)'
+  ], 'next page')
+  t.same(plan(PLANNED.prune, [1, 500]), [
+    'SEARCH webhook_deliveries USING INTEGER PRIMARY KEY (rowid=?)',
+    'LIST SUBQUERY 1',
+    'SEARCH webhook_deliveries USING COVERING INDEX webhook_deliveries_succeeded (created_at<?)'
+  ], 'prune')
+  t.same(plan(PLANNED.orphan, [1, 1]), [
+    'SEARCH webhook_events USING INTEGER PRIMARY KEY (rowid=?)',
+    'SCALAR SUBQUERY 1',
+    'SEARCH webhook_deliveries USING COVERING INDEX webhook_deliveries_event (event_id=?)'
+  ], 'events left without deliveries')
+})
+
+t.test('PostgreSQL serves the outbox from its indexes', { skip: PG_SKIP && `PostgreSQL: ${PG_SKIP}` }, async (t) => {
+  const url = await freshPostgresUrl(t) as string
+  const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
+  const { CLAIM, ORPHANS, PRUNE } = await import('../../../src/store/postgres/outbox.js')
+  const { PAGES } = await import('../../../src/store/postgres/webhooks.js')
+  await (await openPostgresStore({ url, poolSize: 1, timeout: 5000 })).close()
+  const db = await connect(t, url)
+  // A history of 100,000 deliveries to 20 endpoints, 10 of them enabled: most succeeded, some
+  // failed, and a backlog due to the enabled ones (the planner sorts a small backlog instead).
+  await db.query("INSERT INTO webhook_endpoints (id, url, enabled, secret) SELECT 'ep_' || i, 'https://x.example/', i % 2 = 0, 's' FROM generate_series(1, 20) AS i")
+  await db.query("INSERT INTO webhook_events (plant_id, body) SELECT i, '{}' FROM generate_series(1, 100000) AS i")
+  await db.query(`INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, next_attempt_at, created_at)
+    SELECT 'msg_' || i, i, 'ep_' || (i % 20 + 1), CASE WHEN i % 2 = 1 AND i % 3 = 0 THEN 'pending' WHEN i % 7 = 0 THEN 'failed' ELSE 'succeeded' END,
+      CASE WHEN i % 2 = 1 AND i % 3 = 0 THEN now() - interval '1 hour' + i * interval '1 ms' END, now() - (100000 - i) * interval '1 second'
+    FROM generate_series(1, 100000) AS i`)
+  await db.query('ANALYZE')
+  const plan = async (sql: string, values: unknown[]) => (await db.query(`EXPLAIN ${sql}`, values)).rows.map((row) => row['QUERY PLAN'] as string).join('\n')
+  const cut = new Date(Date.now() - 20 * 3600 * 1000)
+  const shapes: Array<[string, string, unknown[], RegExp[]]> = [
+    ['claim', CLAIM, ['o', 100, 60000, ['ep_4']], [/Index Scan using webhook_deliveries_due/, /Index Scan using webhook_deliveries_pkey on webhook_deliveries d .*\n\s+Index Cond: \(id = ANY/]],
+    ['first page', PAGES.first, ['ep_3', 21], [/^Limit/, /Index Scan using webhook_deliveries_endpoint[\s\S]*Index Cond: \(endpoint_id = /]],
+    ['next page', PAGES.next, ['ep_3', 21, new Date(), 'msg_5'], [/^Limit/, /Index Scan using webhook_deliveries_endpoint[\s\S]*Index Cond: \(\(endpoint_id = .*\) AND \(ROW\(created_at, id\) < ROW/]],
+    ['prune', PRUNE, [cut, 500], [/Index Scan using webhook_deliveries_succeeded/, /Index Scan using webhook_deliveries_pkey on webhook_deliveries .*\n\s+Index Cond: \(id = ANY/]],
+    ['events left without deliveries', ORPHANS, [[1, 2, 3]], [/Index Scan using webhook_events_pkey/, /Index (Only )?Scan using webhook_deliveries_event/]]
+  ]
+  for (const [name, sql, values, expected] of shapes) {
+    const text = await plan(sql, values)
+    for (const pattern of expected) t.match(text, pattern, name)
+    t.notMatch(text, /Seq Scan on webhook_(deliveries|events)|Sort/, `${name}: no full scan, no sort\n${text}`)
+  }
+})

@@ -1,0 +1,116 @@
+import t from 'tap'
+import { AUTH, build, getPlant, postPlant } from '../helpers/build.js'
+import { otlpReceiver } from '../helpers/otlp.js'
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
+const PARENT_ID = '00f067aa0ba902b7'
+const TRACEPARENT = `00-${TRACE_ID}-${PARENT_ID}-01`
+
+t.test('spans per request, hook, handler and store commit, exported as OTLP/JSON; an incoming traceparent is honoured', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const app = await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'plants-test' })
+  const created = await postPlant(app, { id: 1, name: 'Fern' }, { ...AUTH, traceparent: TRACEPARENT })
+  t.equal(created.statusCode, 200)
+  t.equal((await getPlant(app, 1)).statusCode, 200)
+  t.equal((await app.inject('/health')).statusCode, 200)
+  await app.close() // sends what is buffered
+
+  t.ok(receiver.requests.length > 0, 'exported')
+  t.ok(receiver.requests.every((r) => r.path === '/v1/traces'), 'to the endpoint\'s /v1/traces')
+  const { spans } = receiver
+  t.ok(spans.every((span) => span.service === 'plants-test'), 'under OTEL_SERVICE_NAME')
+
+  // The POST joins the caller's trace: its request span's parent is the caller's span.
+  const post = spans.find((span) => span.name === 'request' && span.attributes['http.request.method'] === 'POST')
+  t.ok(post, 'a span for the POST')
+  t.equal(post?.traceId, TRACE_ID)
+  t.equal(post?.parentSpanId, PARENT_ID)
+  t.equal(post?.attributes['http.route'], '/plants')
+  t.equal(post?.attributes['http.response.status_code'], 200)
+
+  // Under it, the handler; under the handler, the store's commit of the batch that held the write.
+  const handler = spans.find((span) => span.name.startsWith('handler - ') && span.parentSpanId === post?.spanId)
+  t.ok(handler, 'a handler span, child of the request span')
+  const commit = spans.find((span) => span.name === 'store commit')
+  t.ok(commit, 'a store commit span')
+  t.equal(commit?.traceId, TRACE_ID)
+  t.equal(commit?.parentSpanId, handler?.spanId, 'child of the handler that wrote')
+  t.same(commit?.attributes, { 'db.system.name': 'sqlite', 'db.operation.name': 'COMMIT', 'db.operation.batch.size': 1 })
+  t.ok(spans.some((span) => span.name.startsWith('onRequest - ') && span.parentSpanId === post?.spanId), 'hooks have spans too')
+
+  // A request with no traceparent starts a trace of its own.
+  const get = spans.find((span) => span.name === 'request' && span.attributes['http.request.method'] === 'GET')
+  t.ok(get)
+  t.not(get?.traceId, TRACE_ID)
+  t.equal(get?.parentSpanId, undefined)
+  t.equal(get?.attributes['http.route'], '/plants/:id')
+
+  t.notOk(spans.some((span) => span.attributes['url.path'] === '/health'), 'the probes are not traced')
+})
+
+t.test('http/protobuf (the default): the export is protobuf, to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const app = await build(t, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/custom/traces` })
+  t.equal((await postPlant(app, { id: 1, name: 'Fern' }, { ...AUTH, traceparent: TRACEPARENT })).statusCode, 200)
+  await app.close()
+  t.ok(receiver.requests.length > 0)
+  const [first] = receiver.requests
+  t.equal(first.path, '/custom/traces')
+  t.equal(first.headers['content-type'], 'application/x-protobuf')
+  // Protobuf carries ids as raw bytes and names as UTF-8.
+  const body = Buffer.concat(receiver.requests.map((r) => r.body))
+  t.ok(body.includes(Buffer.from(TRACE_ID, 'hex')), 'the caller\'s trace id')
+  t.ok(body.includes(Buffer.from('store commit')), 'the store span')
+  t.ok(body.includes(Buffer.from('plant-store')), 'the default service name')
+})
+
+t.test('two traced apps in one process keep their own exporters', async (t) => {
+  const [one, two] = [await otlpReceiver(t), await otlpReceiver(t)]
+  const apps = [
+    await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: `${one.url}/`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }),
+    await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: two.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
+  ]
+  await getPlant(apps[0], 1)
+  await getPlant(apps[1], 2)
+  await getPlant(apps[1], 3)
+  for (const app of apps) await app.close()
+  const paths = (receiver: typeof one) => receiver.spans.filter((s) => s.name === 'request').map((s) => s.attributes['url.path'])
+  t.same(paths(one), ['/plants/1'])
+  t.same(paths(two).sort(), ['/plants/2', '/plants/3'])
+})
+
+t.test('a collector that cannot be reached costs the spans, never a request or the shutdown', async (t) => {
+  const { createServer } = await import('node:net')
+  // A port that was just free: nothing listens there.
+  const probe = createServer().listen(0, '127.0.0.1')
+  await new Promise((resolve) => probe.once('listening', resolve))
+  const port = (probe.address() as { port: number }).port
+  await new Promise((resolve) => probe.close(resolve))
+
+  const lines: Array<{ level: number, msg: string, reason?: string }> = []
+  const { buildApp } = await import('../../src/app.js')
+  const { loadConfig } = await import('../../src/config.js')
+  const app = await buildApp(loadConfig({ API_TOKENS: 'k', DATABASE_URL: 'sqlite::memory:', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` }),
+    { logStream: { write: (line) => { lines.push(JSON.parse(line)) } } })
+  for (let id = 1; id <= 20; id++) {
+    const res = await app.inject({ method: 'POST', url: '/plants', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, payload: { id, name: 'Fern' } })
+    t.equal(res.statusCode, 200)
+  }
+  const started = Date.now()
+  await app.close()
+  t.ok(Date.now() - started < 3000, `closed in ${Date.now() - started} ms`)
+  t.match(lines.filter((line) => line.level === 40), [{ msg: /^the trace collector did not take the last spans/ }])
+})
+
+t.test('a collector that refuses the spans: the shutdown says so and completes', async (t) => {
+  const receiver = await otlpReceiver(t, 400)
+  const lines: Array<{ level: number, msg: string, reason?: string }> = []
+  const { buildApp } = await import('../../src/app.js')
+  const { loadConfig } = await import('../../src/config.js')
+  const app = await buildApp(loadConfig({ API_TOKENS: 'k', DATABASE_URL: 'sqlite::memory:', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }),
+    { logStream: { write: (line) => { lines.push(JSON.parse(line)) } } })
+  t.equal((await app.inject({ url: '/plants/1', headers: { authorization: 'Bearer k' } })).statusCode, 404)
+  await app.close()
+  t.ok(receiver.requests.length > 0, 'it was offered them')
+  t.match(lines.filter((line) => line.level === 40), [{ msg: 'the trace collector did not take the last spans: they are lost', reason: /./ }])
+})
