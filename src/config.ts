@@ -29,6 +29,7 @@ export const Environment = Type.Object({
   SQLITE_SYNCHRONOUS: oneOf(['normal', 'full'] as const, 'normal or full'),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'an integer from 1 to 1000' }),
   DATABASE_TIMEOUT: Type.Integer({ minimum: 100, maximum: 600000, default: 5000, description: 'milliseconds, an integer from 100 to 600000' }),
+  DATABASE_QUEUE_LIMIT: Type.Integer({ minimum: 1, maximum: 1000000, default: 10000, description: 'an integer from 1 to 1000000' }),
   BODY_LIMIT: Type.Integer({ minimum: 1, default: 1048576, description: 'a positive integer, in bytes' }),
   REQUEST_TIMEOUT: Type.Integer({ minimum: 100, maximum: 3600000, default: 30000, description: 'milliseconds, an integer from 100 to 3600000' }),
   HEADERS_TIMEOUT: Type.Integer({ minimum: 100, maximum: 3600000, default: 10000, description: 'milliseconds, an integer from 100 to 3600000, at most REQUEST_TIMEOUT' }),
@@ -73,8 +74,10 @@ export interface Config {
   sqliteSynchronous: 'normal' | 'full'
   /** PostgreSQL: connections in the pool. */
   databasePoolSize: number
-  /** Longest wait for the store (connect, lock or statement) before a 503, in ms. */
+  /** Longest wait for the store in total (queue, connect, lock and statement) before a 503, in ms. */
   databaseTimeout: number
+  /** Writes waiting for a batch at most; beyond it, a 503 at once. */
+  databaseQueueLimit: number
   bodyLimit: number
   /** Longest time for a whole request (headers and body) to arrive, in ms; then a 408. */
   requestTimeout: number
@@ -266,6 +269,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     sqliteSynchronous: parsed.SQLITE_SYNCHRONOUS,
     databasePoolSize: parsed.DATABASE_POOL_SIZE,
     databaseTimeout: parsed.DATABASE_TIMEOUT,
+    databaseQueueLimit: parsed.DATABASE_QUEUE_LIMIT,
     bodyLimit: parsed.BODY_LIMIT,
     requestTimeout: parsed.REQUEST_TIMEOUT,
     headersTimeout: parsed.HEADERS_TIMEOUT,

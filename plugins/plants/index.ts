@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { NewPlant, PlantParams, ref, sharedSchemas } from '../../schemas/index.js'
 import { HttpError, sendError } from '../../src/errors.js'
-import type { PlantStore } from '../../src/store/types.js'
+import type { PlantStore, WriteOptions } from '../../src/store/types.js'
 import { formatValidationErrors, int64ValidatorCompiler } from '../../src/validation.js'
 import { acceptJsonBodies } from './json-body.js'
 import { listRoute } from './list.js'
@@ -25,6 +25,11 @@ function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
     throw new TypeError('plants: options.bodyLimit must be a positive integer')
   }
   return { store, bodyLimit }
+}
+
+/** A write of a request whose client has gone (its connection closed) is dropped before it is sent to the store. */
+function untilGone (request: FastifyRequest): WriteOptions {
+  return { abandoned: () => request.raw.socket?.destroyed === true }
 }
 
 /**
@@ -66,7 +71,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
     }
   }, async (request) => {
     const { id, name, tag } = request.body
-    const { outcome, plant } = await store.create({ id, name, tag })
+    const { outcome, plant } = await store.create({ id, name, tag }, untilGone(request))
     if (outcome === 'conflict') {
       throw new HttpError(409, `A different plant already has id ${id}; it was left as it was.`)
     }
@@ -108,7 +113,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
     }
   }, async (request, reply) => {
     // Through the same group commit as creates: writes of one id keep their order.
-    if (!await store.delete(request.params.id)) throw new HttpError(404, `No plant has id ${request.params.id}.`)
+    if (!await store.delete(request.params.id, untilGone(request))) throw new HttpError(404, `No plant has id ${request.params.id}.`)
     return reply.code(204).send()
   })
 

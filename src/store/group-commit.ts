@@ -1,10 +1,19 @@
 import type { StoreObserver } from './observer.js'
+import { StoreUnavailableError } from './types.js'
+
+/** How a caller may give up on a write: checked before its batch is sent. */
+export interface WriteOptions {
+  /** True once nobody waits for the outcome (the client has gone): the write is then dropped unless already sent. */
+  abandoned?: () => boolean
+}
 
 /** One caller waiting for the batch that holds its item. */
 export interface Waiter<T, R> {
   item: T
   resolve: (result: R) => void
   reject: (error: unknown) => void
+  /** False once the caller has its answer: an outcome, a timeout, or its client gone. */
+  readonly waiting: boolean
 }
 
 export interface GroupCommitOptions<T, R> {
@@ -14,24 +23,31 @@ export interface GroupCommitOptions<T, R> {
   maxBatch: number
   /** The most batches committing at once. */
   maxInFlight: number
+  /** The longest a caller waits, in ms, queue included: then a StoreUnavailableError. */
+  timeout: number
+  /** The most items waiting for a batch: beyond it, add rejects at once. */
+  maxQueue: number
   /** Hears of the queue and of each batch (metrics, traces). */
   observer?: StoreObserver
 }
 
 export interface GroupCommit<T, R> {
-  /** Resolves or rejects once the batch that holds `item` is committed. */
-  add (item: T): Promise<R>
+  /** Resolves or rejects once the batch that holds `item` is committed, or when its time is up. */
+  add (item: T, options?: WriteOptions): Promise<R>
   /** Resolves once every item added so far is settled. */
   drain (): Promise<void>
 }
 
 /**
  * Gathers the items added within one turn of the event loop into batches, so
- * that many callers share one commit instead of paying one each.
+ * that many callers share one commit instead of paying one each. Every caller
+ * hears within `timeout`, whether its item is still queued or its batch is
+ * still committing (an item that times out in flight may yet be committed: a
+ * 503 promises nothing either way, and a retry of a create replays it).
  */
 export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupCommit<T, R> {
-  const { commit, maxBatch, maxInFlight, observer } = options
-  const queue: Array<Waiter<T, R>> = []
+  const { commit, maxBatch, maxInFlight, timeout, maxQueue, observer } = options
+  let queue: Array<Waiter<T, R>> = []
   observer?.queue?.(() => queue.length)
   const inFlight = new Set<Promise<void>>()
   let scheduled = false
@@ -45,6 +61,8 @@ export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupComm
 
   function flush (): void {
     scheduled = false
+    // Callers that have their answer already (timed out, or their client gone) are not sent.
+    queue = queue.filter(stillWaiting)
     // While every slot is busy, new items gather into the next, larger batch.
     while (queue.length > 0 && inFlight.size < maxInFlight) {
       const batch = queue.splice(0, maxBatch)
@@ -59,9 +77,31 @@ export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupComm
   }
 
   return {
-    add (item: T): Promise<R> {
+    add (item: T, { abandoned }: WriteOptions = {}): Promise<R> {
+      // Callers that have their answer already hold no place in the queue.
+      if (queue.length >= maxQueue) queue = queue.filter(stillWaiting)
+      if (queue.length >= maxQueue) {
+        return Promise.reject(new StoreUnavailableError(`${queue.length} writes are waiting for the store, the most it queues`))
+      }
       return new Promise((resolve, reject) => {
-        queue.push({ item, resolve, reject })
+        let waiting = true
+        // One timer per write: Node keeps the timers of one duration in a list, so this is cheap.
+        const timer = setTimeout(() => settle(reject, new StoreUnavailableError(`no answer within ${timeout} ms`)), timeout)
+        function settle<V> (how: (value: V) => void, value: V): void {
+          if (!waiting) return
+          waiting = false
+          clearTimeout(timer)
+          how(value)
+        }
+        queue.push({
+          item,
+          resolve: (result) => settle(resolve, result),
+          reject: (error) => settle(reject, error),
+          get waiting () {
+            if (waiting && abandoned?.() === true) settle(reject, new StoreUnavailableError('the client has gone'))
+            return waiting
+          }
+        })
         schedule()
       })
     },
@@ -73,4 +113,9 @@ export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupComm
       }
     }
   }
+}
+
+/** Whether anybody still waits for this write's outcome. */
+export function stillWaiting<T, R> (waiter: Waiter<T, R>): boolean {
+  return waiter.waiting
 }

@@ -4,13 +4,13 @@ import type { StoreLogger } from './outage.js'
 import { openSqliteStore } from './sqlite/index.js'
 import type { PlantStore } from './types.js'
 
-export { StoreUnavailableError, type CreateOutcome, type CreateResult, type ListQuery, type PlantRecord, type PlantStore } from './types.js'
+export { StoreUnavailableError, type CreateOutcome, type CreateResult, type ListQuery, type PlantRecord, type PlantStore, type WriteOptions } from './types.js'
 export { openSqliteStore, type SqliteStoreOptions } from './sqlite/index.js'
 export type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryPage, DeliveryStatus, Endpoint, EndpointPatch, NewEndpoint, WebhookStore } from './webhook-types.js'
 export type { StoreLogger } from './outage.js'
 export { combineObservers, type StoreObserver } from './observer.js'
 
-export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'>
+export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'> & Partial<Pick<Config, 'databaseQueueLimit'>>
 
 /**
  * Opens the store that DATABASE_URL names: `sqlite:<path>`, `sqlite::memory:`, or `postgres://…`.
@@ -23,7 +23,8 @@ export async function openStore (config: StoreConfig, log?: StoreLogger, observe
     return openSqliteStore({
       path: databaseUrl.slice('sqlite:'.length),
       synchronous: config.sqliteSynchronous,
-      busyTimeout: config.databaseTimeout,
+      timeout: config.databaseTimeout,
+      queueLimit: config.databaseQueueLimit,
       log,
       observer
     })
@@ -32,6 +33,6 @@ export async function openStore (config: StoreConfig, log?: StoreLogger, observe
   if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error(`DATABASE_URL: no store for ${databaseUrl.split(':')[0]}`)
   // Loaded on demand: a SQLite deployment never loads pg.
   const { openPostgresStore } = await import('./postgres/index.js')
-  return openPostgresStore({ url: databaseUrl, poolSize: config.databasePoolSize, timeout: config.databaseTimeout, log, observer })
+  return openPostgresStore({ url: databaseUrl, poolSize: config.databasePoolSize, timeout: config.databaseTimeout, queueLimit: config.databaseQueueLimit, log, observer })
 }
 /* c8 ignore stop */

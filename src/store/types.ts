@@ -1,5 +1,8 @@
 import type { Plant } from '../../schemas/plant.js'
+import type { WriteOptions } from './group-commit.js'
 import type { WebhookStore } from './webhook-types.js'
+
+export type { WriteOptions } from './group-commit.js'
 
 /** A plant as the store keeps it: the response shape plus its 64-bit id. */
 export interface PlantRecord extends Plant {
@@ -33,10 +36,10 @@ export interface ListQuery {
 export interface PlantStore {
   /** Webhook subscriptions and the outbox that creates fill in their own transactions. */
   readonly webhooks: WebhookStore
-  /** Resolves only once the outcome is committed. */
-  create (plant: PlantRecord): Promise<CreateResult>
+  /** Resolves only once the outcome is committed. Rejects with StoreUnavailableError when the store's timeout passes first. */
+  create (plant: PlantRecord, options?: WriteOptions): Promise<CreateResult>
   /** True when the plant existed and its removal is committed; false when there was none. */
-  delete (id: bigint): Promise<boolean>
+  delete (id: bigint, options?: WriteOptions): Promise<boolean>
   get (id: bigint): Promise<Plant | undefined>
   /** Served by an index from `after` on: a page costs the same at any depth. */
   list (query: ListQuery): Promise<PlantRecord[]>

@@ -17,7 +17,7 @@ t.test('/health and /ready answer without a token', async (t) => {
 
 t.test('/ready is a 503 while the store does not answer, /health stays 200', async (t) => {
   const dir = t.testdir()
-  const store = openSqliteStore({ path: `${dir}/plants.db`, busyTimeout: 100 })
+  const store = openSqliteStore({ path: `${dir}/plants.db`, timeout: 200 })
   const app = Fastify()
   app.setErrorHandler(sendError)
   await app.register(health, { store })

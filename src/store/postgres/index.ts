@@ -1,5 +1,6 @@
 import pg from 'pg'
-import { groupCommit } from '../group-commit.js'
+import { withDeadline } from '../deadline.js'
+import { groupCommit, stillWaiting, type Waiter, type WriteOptions } from '../group-commit.js'
 import type { StoreObserver } from '../observer.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
 import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteResult } from '../types.js'
@@ -16,8 +17,10 @@ export interface PostgresStoreOptions {
   url: string
   /** Connections in the pool, and so the most batches in flight at once. */
   poolSize: number
-  /** Longest wait, in ms, for a connection and then for a statement, before a StoreUnavailableError. */
+  /** The longest a call waits, in ms, queue, connection and statement included, before a StoreUnavailableError. */
   timeout: number
+  /** Writes waiting for a batch at most; beyond it, a write fails at once. */
+  queueLimit?: number
   /** Told once when the store turns unavailable (warn) and once when it answers again (info). */
   log?: StoreLogger
   /** Hears of the write queue, each batch and outages (metrics, traces). */
@@ -31,6 +34,9 @@ export interface PostgresStoreOptions {
 // shows only when a write needs new space, which neither probe is sure to need.
 const WRITABLE = "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::boolean AS read_only"
 
+// How much later than the server's statement_timeout the client gives up on an answer, in ms.
+const QUERY_TIMEOUT_MARGIN = 1000
+
 // The most writes in one batch: bounds a statement's size and how long its callers wait.
 const MAX_BATCH = 1000
 const MAX_IN_FLIGHT = 2
@@ -40,13 +46,16 @@ const MAX_IN_FLIGHT = 2
  * committed in batches (group commit), each caller told its own outcome.
  */
 export async function openPostgresStore (options: PostgresStoreOptions): Promise<PlantStore> {
-  const { url, poolSize, timeout, log = SILENT, observer } = options
+  const { url, poolSize, timeout, queueLimit = 10_000, log = SILENT, observer } = options
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: timeout,
+    // The server cancels a slow statement first and the connection stays usable; the
+    // client's own limit, a little later, ends a statement lost in a stalled network.
+    // Callers hear within `timeout` regardless: the write queue and reads keep their own deadline.
     statement_timeout: timeout,
-    query_timeout: timeout,
+    query_timeout: timeout + QUERY_TIMEOUT_MARGIN,
     keepAlive: true,
     application_name: 'plant-store'
   })
@@ -57,15 +66,24 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   // A connection that dies while idle (server restart, network cut) must not crash the process.
   pool.on('error', lost)
 
+  /** The error to throw for `error`: a StoreUnavailableError when the store cannot answer now (the outage noted), else `error`. */
+  function failure (access: Access, error: unknown): unknown {
+    if (error instanceof StoreUnavailableError) {
+      outage.down(access, error.message)
+      return error
+    }
+    if (!isUnavailable(error as Error)) return error
+    outage.down(access, (error as Error).message, (error as Error & { code?: string }).code)
+    return new StoreUnavailableError((error as Error).message, { cause: error })
+  }
+
   async function run<T> (access: Access, work: () => Promise<T>): Promise<T> {
     if (ended) throw new StoreUnavailableError('the store is closed')
     let result: T
     try {
-      result = await work()
+      result = await withDeadline(work(), timeout)
     } catch (error) {
-      if (!isUnavailable(error as Error)) throw error
-      outage.down(access, (error as Error).message, (error as Error & { code?: string }).code)
-      throw new StoreUnavailableError((error as Error).message, { cause: error })
+      throw failure(access, error)
     }
     outage.up(access)
     return result
@@ -82,22 +100,61 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   const read: Query = (name, text, values) => run('read', () => pool.query({ name, text, values }))
   const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }))
   const webhooks = postgresWebhooks({ url, timeout, log, query: write, transaction: (work) => run('write', () => inTransaction(pool, work)) })
-  const plants = plantQueries({ read, write }, webhooks.insert)
+  const plants = plantQueries({ read }, webhooks.insert)
+
+  // A batch takes its connection first (pg waits connectionTimeoutMillis at most), and
+  // only then picks its writes: none whose caller timed out or left meanwhile is sent.
+  async function commit (batch: Array<Waiter<Write, WriteResult>>): Promise<void> {
+    let client: pg.PoolClient
+    try {
+      if (ended) throw new StoreUnavailableError('the store is closed')
+      client = await pool.connect()
+    } catch (error) {
+      const reason = failure('write', error)
+      for (const waiter of batch) waiter.reject(reason)
+      return
+    }
+    // A connection lost while checked out emits 'error' on it: heard here, or it would end the process.
+    client.on('error', lost)
+    let broken: Error | undefined
+    const on: Query = async (name, text, values) => {
+      try {
+        return await run('write', () => client.query({ name, text, values }))
+      } catch (error) {
+        // A statement cut off (timeout, lost connection) may still hold the connection: it is dropped.
+        if (error instanceof StoreUnavailableError) broken = error
+        throw error
+      }
+    }
+    try {
+      await plants.commit(batch.filter(stillWaiting), on)
+    } finally {
+      client.off('error', lost)
+      client.release(broken)
+    }
+  }
 
   // Two batches in flight: one commits while the next gathers. More would only
   // shrink the batches and multiply the commits (measured with npm run bench).
-  const writes = groupCommit<Write, WriteResult>({ commit: plants.commit, maxBatch: MAX_BATCH, maxInFlight: Math.min(poolSize, MAX_IN_FLIGHT), observer })
+  const writes = groupCommit<Write, WriteResult>({
+    commit,
+    maxBatch: MAX_BATCH,
+    maxInFlight: Math.min(poolSize, MAX_IN_FLIGHT),
+    timeout,
+    maxQueue: queueLimit,
+    observer
+  })
   let closing: Promise<void> | undefined
 
   return {
     webhooks: webhooks.store,
 
-    create (plant: PlantRecord) {
-      return writes.add({ op: 'create', plant }) as Promise<CreateResult>
+    create (plant: PlantRecord, options?: WriteOptions) {
+      return writes.add({ op: 'create', plant }, options) as Promise<CreateResult>
     },
 
-    delete (id: bigint) {
-      return writes.add({ op: 'delete', id }) as Promise<boolean>
+    delete (id: bigint, options?: WriteOptions) {
+      return writes.add({ op: 'delete', id }, options) as Promise<boolean>
     },
 
     get: plants.get,

@@ -91,8 +91,8 @@ interface ClaimRow { id: string, endpoint_id: string, url: string, secret: strin
 export function outboxQueries (query: Query, transaction: Transaction, instance: string) {
   return {
     /** Inserts a batch of new plants with their events and deliveries; the ids inserted, and whether any delivery was added. */
-    async insert (plants: PlantRecord[]): Promise<{ created: string[], delivered: boolean }> {
-      const { rows } = await query<{ id: string, notified: string }>('plant-store-insert-outbox', INSERT, [
+    async insert (plants: PlantRecord[], write: Query): Promise<{ created: string[], delivered: boolean }> {
+      const { rows } = await write<{ id: string, notified: string }>('plant-store-insert-outbox', INSERT, [
         plants.map((p) => String(p.id)), plants.map((p) => p.name), plants.map((p) => p.tag ?? null),
         plants.map(stringifyNewPlant), instance
       ])

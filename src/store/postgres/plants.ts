@@ -1,5 +1,5 @@
 import type { Plant } from '../../../schemas/plant.js'
-import type { Waiter } from '../group-commit.js'
+import { stillWaiting, type Waiter } from '../group-commit.js'
 import { samePlant, StoreUnavailableError, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type Write, type WriteResult } from '../types.js'
 
 /** Runs one named statement (parsed and planned once per connection) through the store's error handling. */
@@ -24,14 +24,48 @@ const PAGES = {
 
 type WriteWaiter = Waiter<Write, WriteResult>
 
-/** Inserts new plants (ON CONFLICT DO NOTHING) and returns the ids it inserted, as text. */
-export type InsertPlants = (plants: PlantRecord[]) => Promise<string[]>
+/** Inserts new plants (ON CONFLICT DO NOTHING) through `write` and returns the ids it inserted, as text. */
+export type InsertPlants = (plants: PlantRecord[], write: Query) => Promise<string[]>
 
 /**
  * The plants table: reads, and the writes of one group-commit batch. `insert` writes
  * the batch's plants together with their webhook outbox rows, in one transaction.
  */
-export function plantQueries ({ read, write }: Queries, insert: InsertPlants) {
+export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPlants) {
+  return {
+    /**
+     * Commits a batch in arrival order through `write` (the batch's own connection),
+     * one statement per run of creates or of deletes, so that a create, a delete and
+     * a create of one id end as they would alone. Settles every waiter; never rejects.
+     */
+    async commit (batch: WriteWaiter[], write: Query): Promise<void> {
+      const { createAll, deleteAll } = batchWrites(write, insert)
+      for (let start = 0, end = 1; start < batch.length; start = end++) {
+        while (end < batch.length && batch[end].item.op === batch[start].item.op) end++
+        // Writes whose callers timed out or left while an earlier run committed are not sent.
+        const run = batch.slice(start, end).filter(stillWaiting)
+        if (run.length > 0) await (run[0].item.op === 'create' ? createAll(run) : deleteAll(run))
+      }
+    },
+
+    async get (id: bigint): Promise<Plant | undefined> {
+      const { rows } = await read<Row>('plant-store-select', 'SELECT name, tag FROM plants WHERE id = $1', [String(id)])
+      return rows.length === 0 ? undefined : toPlant(rows[0].name, rows[0].tag)
+    },
+
+    async list ({ limit, tag, after }: ListQuery): Promise<PlantRecord[]> {
+      const key = tag === undefined ? (after === undefined ? 'first' : 'after') : (after === undefined ? 'firstTagged' : 'afterTagged')
+      const values: unknown[] = [limit]
+      if (tag !== undefined) values.push(tag)
+      if (after !== undefined) values.push(String(after))
+      const { rows } = await read<Row>(`plant-store-page-${key}`, PAGES[key], values)
+      return rows.map((row) => toRecord(BigInt(row.id), row.name, row.tag))
+    }
+  }
+}
+
+/** The statements of one batch's creates and deletes, sent through `write`. */
+function batchWrites (write: Query, insert: InsertPlants) {
   /** Commits `plants` with one INSERT (and at most one SELECT) and returns each one's outcome, in order. */
   async function insertMany (plants: PlantRecord[]): Promise<CreateResult[]> {
     // The first create of an id, in arrival order, is the one that may insert it.
@@ -39,7 +73,7 @@ export function plantQueries ({ read, write }: Queries, insert: InsertPlants) {
     plants.forEach((plant, i) => { if (!first.has(String(plant.id))) first.set(String(plant.id), i) })
     // Ascending ids: batches of several instances then wait on each other's rows in one order, never in a cycle.
     const rows = [...first.values()].map((i) => plants[i]).sort((a, b) => (a.id < b.id ? -1 : 1))
-    const created = new Set(await insert(rows))
+    const created = new Set(await insert(rows, write))
     const stored = new Map<string, Plant>()
     for (const [id, i] of first) if (created.has(id)) stored.set(id, toPlant(plants[i].name, plants[i].tag))
     if (stored.size < first.size) {
@@ -64,7 +98,7 @@ export function plantQueries ({ read, write }: Queries, insert: InsertPlants) {
         return
       }
       // One row the server refuses must not fail the others: each goes alone, in arrival order.
-      for (const waiter of batch) await createAll([waiter])
+      for (const waiter of batch) if (waiter.waiting) await createAll([waiter])
     }
   }
 
@@ -80,32 +114,5 @@ export function plantQueries ({ read, write }: Queries, insert: InsertPlants) {
     }
   }
 
-  return {
-    /**
-     * Commits a batch in arrival order, one statement per run of creates or of
-     * deletes, so that a create, a delete and a create of one id end as they would alone.
-     * Settles every waiter; never rejects.
-     */
-    async commit (batch: WriteWaiter[]): Promise<void> {
-      for (let start = 0, end = 1; start < batch.length; start = end++) {
-        while (end < batch.length && batch[end].item.op === batch[start].item.op) end++
-        const run = batch.slice(start, end)
-        await (run[0].item.op === 'create' ? createAll(run) : deleteAll(run))
-      }
-    },
-
-    async get (id: bigint): Promise<Plant | undefined> {
-      const { rows } = await read<Row>('plant-store-select', 'SELECT name, tag FROM plants WHERE id = $1', [String(id)])
-      return rows.length === 0 ? undefined : toPlant(rows[0].name, rows[0].tag)
-    },
-
-    async list ({ limit, tag, after }: ListQuery): Promise<PlantRecord[]> {
-      const key = tag === undefined ? (after === undefined ? 'first' : 'after') : (after === undefined ? 'firstTagged' : 'afterTagged')
-      const values: unknown[] = [limit]
-      if (tag !== undefined) values.push(tag)
-      if (after !== undefined) values.push(String(after))
-      const { rows } = await read<Row>(`plant-store-page-${key}`, PAGES[key], values)
-      return rows.map((row) => toRecord(BigInt(row.id), row.name, row.tag))
-    }
-  }
+  return { createAll, deleteAll }
 }

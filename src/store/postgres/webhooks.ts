@@ -124,8 +124,8 @@ export function postgresWebhooks ({ url, timeout, log, query, transaction }: Pos
     store,
 
     /** Inserts a batch of new plants with the outbox rows; the ids inserted. */
-    async insert (plants: Parameters<typeof outbox.insert>[0]): Promise<string[]> {
-      const { created, delivered } = await outbox.insert(plants)
+    async insert (plants: Parameters<typeof outbox.insert>[0], write: Query): Promise<string[]> {
+      const { created, delivered } = await outbox.insert(plants, write)
       // The statement has committed: the deliveries can be claimed now.
       if (delivered) listeners.call()
       return created

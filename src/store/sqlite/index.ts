@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { groupCommit } from '../group-commit.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { groupCommit, stillWaiting, type WriteOptions } from '../group-commit.js'
 import type { StoreObserver } from '../observer.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
 import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteResult } from '../types.js'
@@ -15,8 +16,10 @@ export interface SqliteStoreOptions {
   path: string
   /** `normal` survives a crash of the process, `full` survives a power loss. */
   synchronous?: 'normal' | 'full'
-  /** How long a write waits for another process's lock, in ms. */
-  busyTimeout?: number
+  /** The longest a write waits, in ms, queue and another process's lock included, before a StoreUnavailableError. */
+  timeout?: number
+  /** Writes waiting for a batch at most; beyond it, a write fails at once. */
+  queueLimit?: number
   /** Told once when the store turns unavailable (warn) and once when it answers again (info). */
   log?: StoreLogger
   /** Hears of the write queue, each batch and outages (metrics, traces). */
@@ -26,15 +29,25 @@ export interface SqliteStoreOptions {
 // Errors that say the database cannot answer now, rather than that the request is wrong.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/
 
+// better-sqlite3's busy handler sleeps on the main thread, which would freeze every
+// request while another process holds the write lock. So SQLite gives up at once and
+// a batch that met the lock is retried on a timer, backing off to this many ms,
+// until its callers' time is up: the event loop runs meanwhile.
+const MAX_RETRY_DELAY = 20
+
+function busy (error: unknown): boolean {
+  return /^SQLITE_BUSY/.test(String(((error as Error).cause as { code?: unknown } | undefined)?.code))
+}
+
 function unavailable (error: unknown): StoreUnavailableError | undefined {
   const code = (error as { code?: unknown }).code
   return typeof code === 'string' && UNAVAILABLE.test(code) ? new StoreUnavailableError(code, { cause: error }) : undefined
 }
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
-  const { path, synchronous = 'normal', busyTimeout = 5000, log = SILENT, observer } = options
+  const { path, synchronous = 'normal', timeout = 5000, queueLimit = 10_000, log = SILENT, observer } = options
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, { timeout: busyTimeout })
+  const db = new Database(path, { timeout: 0 })
   db.pragma('journal_mode = WAL')
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
   migrate(db)
@@ -81,35 +94,47 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     maxBatch: 1000,
     // better-sqlite3 is synchronous: one batch at a time, the next gathers meanwhile.
     maxInFlight: 1,
+    timeout,
+    maxQueue: queueLimit,
     observer,
     async commit (batch) {
-      let results: Array<WriteResult | Error>
-      try {
-        results = run('write', () => {
-          verify()
-          const committed = commitBatch.immediate(batch.map((waiter) => waiter.item))
-          // A file deleted while the batch committed took the batch with it: not a 200.
-          verify()
-          return committed
-        })
-      } catch (error) {
-        for (const waiter of batch) waiter.reject(error)
+      for (let delay = 1; ; delay = Math.min(2 * delay, MAX_RETRY_DELAY)) {
+        // Writes whose callers timed out or left while the lock was held are not committed.
+        const live = batch.filter(stillWaiting)
+        if (live.length === 0) return
+        let results: Array<WriteResult | Error>
+        try {
+          results = run('write', () => {
+            verify()
+            const committed = commitBatch.immediate(live.map((waiter) => waiter.item))
+            // A file deleted while the batch committed took the batch with it: not a 200.
+            verify()
+            return committed
+          })
+        } catch (error) {
+          if (busy(error)) {
+            await sleep(delay)
+            continue
+          }
+          for (const waiter of live) waiter.reject(error)
+          return
+        }
+        // Only now, after the commit, does any request hear its outcome.
+        results.forEach((result, i) => result instanceof Error ? live[i].reject(result) : live[i].resolve(result))
         return
       }
-      // Only now, after the commit, does any request hear its outcome.
-      results.forEach((result, i) => result instanceof Error ? batch[i].reject(result) : batch[i].resolve(result))
     }
   })
 
   return {
     webhooks: webhooks.store,
 
-    create (plant: PlantRecord) {
-      return writes.add({ op: 'create', plant }) as Promise<CreateResult>
+    create (plant: PlantRecord, options?: WriteOptions) {
+      return writes.add({ op: 'create', plant }, options) as Promise<CreateResult>
     },
 
-    delete (id: bigint) {
-      return writes.add({ op: 'delete', id }) as Promise<boolean>
+    delete (id: bigint, options?: WriteOptions) {
+      return writes.add({ op: 'delete', id }, options) as Promise<boolean>
     },
 
     async get (id: bigint) {

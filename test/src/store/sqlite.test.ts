@@ -45,7 +45,7 @@ t.test('migrations run once; a newer schema is refused', async (t) => {
 
 t.test('a write lock held elsewhere makes the store unavailable, then it recovers', async (t) => {
   const path = join(t.testdir(), 'plants.db')
-  const store = openSqliteStore({ path, busyTimeout: 50 })
+  const store = openSqliteStore({ path, timeout: 200 })
   t.teardown(() => store.close())
   const other = new Database(path)
   other.exec('BEGIN IMMEDIATE')
