@@ -10,6 +10,9 @@ function oneOf<T extends string> (values: readonly T[], description: string) {
   return Type.Unsafe<T>({ type: 'string', enum: values, description })
 }
 
+// The OpenTelemetry specification's OTEL_TRACES_SAMPLER values that need no extension.
+const SAMPLERS = ['parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio', 'always_on', 'always_off', 'traceidratio'] as const
+
 const SCHEDULE_ACCEPTS = 'comma-separated delays, each plain decimal digits and a unit (ms, s, m or h), such as 5s,5m,30m, at most 100 of them'
 const RETENTION_ACCEPTS = 'a delay of plain decimal digits and a unit (ms, s, m or h), such as 168h'
 const TRUST_PROXY_ACCEPTS = 'true, false, or comma-separated proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal'
@@ -50,6 +53,8 @@ export const Environment = Type.Object({
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'an http:// or https:// URL of an OTLP/HTTP collector (unset: no tracing)' })),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', description: 'an http:// or https:// URL that receives the traces as it is (unset: OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces)' })),
   OTEL_EXPORTER_OTLP_PROTOCOL: oneOf(['http/protobuf', 'http/json'] as const, 'http/protobuf or http/json (grpc is not supported)'),
+  OTEL_TRACES_SAMPLER: oneOf(SAMPLERS, SAMPLERS.join(', ')),
+  OTEL_TRACES_SAMPLER_ARG: Type.Optional(Type.String({ pattern: '^(0(\\.[0-9]+)?|1(\\.0+)?)$', description: 'a ratio from 0 to 1 such as 0.25, the share of new traces the traceidratio samplers keep' })),
   OTEL_SERVICE_NAME: Type.String({ minLength: 1, default: 'plant-store', description: 'a non-empty service name' }),
   METRICS: oneOf(['true', 'false'] as const, 'true or false'),
   WEBHOOK_ALLOW_PRIVATE: oneOf(['true', 'false'] as const, 'true or false'),
@@ -125,6 +130,8 @@ export interface TracingConfig {
   url: string
   protocol: 'http/protobuf' | 'http/json'
   serviceName: string
+  /** Which traces are recorded: OTEL_TRACES_SAMPLER, and its ratio (OTEL_TRACES_SAMPLER_ARG, 1 when unset). */
+  sampler: { name: typeof SAMPLERS[number], ratio: number }
 }
 
 /** A configuration problem, with a one-line message that names the variable. */
@@ -135,13 +142,15 @@ export class ConfigError extends Error {
   }
 }
 
-const DEFAULTS: Record<string, string> = { SQLITE_SYNCHRONOUS: 'normal', WEBHOOK_ALLOW_PRIVATE: 'false', LOG_LEVEL: 'info', METRICS: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }
+const DEFAULTS: Record<string, string> = { SQLITE_SYNCHRONOUS: 'normal', WEBHOOK_ALLOW_PRIVATE: 'false', LOG_LEVEL: 'info', METRICS: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'parentbased_always_on' }
 
 // The OpenTelemetry specification's rule: the base endpoint gets the signal's path, a per-signal one is used as it is.
 function readTracing (env: Environment): TracingConfig | undefined {
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`)
-  return url === undefined ? undefined : { url, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL, serviceName: env.OTEL_SERVICE_NAME }
+  if (url === undefined) return undefined
+  const sampler = { name: env.OTEL_TRACES_SAMPLER, ratio: Number(env.OTEL_TRACES_SAMPLER_ARG ?? 1) }
+  return { url, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL, serviceName: env.OTEL_SERVICE_NAME, sampler }
 }
 
 // Ajv would take `0x10`, `1e3` or ` 5` for numbers: a number is plain decimal digits.

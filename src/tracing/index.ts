@@ -7,7 +7,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
+import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace'
 import type { FastifyPluginCallback } from 'fastify'
 import type { TracingConfig } from '../config.js'
 import type { StoreObserver } from '../store/observer.js'
@@ -45,6 +45,13 @@ function setGlobals (): void {
   globalsSet = true
 }
 
+// The standard samplers by their OTEL_TRACES_SAMPLER names (@opentelemetry/sdk-trace reads no variables itself).
+function sampler ({ name, ratio }: TracingConfig['sampler']): Sampler {
+  const root = name.endsWith('always_off') ? new AlwaysOffSampler() : name.endsWith('traceidratio') ? new TraceIdRatioBasedSampler(ratio) : new AlwaysOnSampler()
+  // parentbased_*: a request that comes with a traceparent follows the caller's decision; the root sampler decides the rest.
+  return name.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root
+}
+
 /**
  * Traces exported over OTLP/HTTP to `config.url`; `database` names the store in
  * its spans. A collector that cannot be reached costs the spans, never a request:
@@ -57,6 +64,7 @@ export function startTracing (config: TracingConfig, database: 'sqlite' | 'postg
   const exporter = config.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options)
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.serviceName }),
+    sampler: sampler(config.sampler),
     spanProcessors: [new BatchSpanProcessor({ exporter })]
   })
   const tracer = provider.getTracer('plant-store')

@@ -66,6 +66,8 @@ t.test('every variable is read', async (t) => {
     OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.internal:4318/',
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_SERVICE_NAME: 'plants-eu',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.25',
     WEBHOOK_ALLOW_PRIVATE: 'true',
     WEBHOOK_RETRY_SCHEDULE: '50ms, 1s,2m,3h ,0s',
     WEBHOOK_TIMEOUT: '2500',
@@ -93,7 +95,7 @@ t.test('every variable is read', async (t) => {
     maxEventLoopDelay: 0,
     redisUrl: 'rediss://:pw@cache.internal:6380/2',
     redisKeyPrefix: 'plants-eu:',
-    tracing: { url: 'https://collector.internal:4318/v1/traces', protocol: 'http/json', serviceName: 'plants-eu' },
+    tracing: { url: 'https://collector.internal:4318/v1/traces', protocol: 'http/json', serviceName: 'plants-eu', sampler: { name: 'parentbased_traceidratio', ratio: 0.25 } },
     metrics: false,
     webhookAllowPrivate: true,
     webhookRetrySchedule: [50, 1000, 120000, 10800000, 0],
@@ -118,7 +120,7 @@ t.test('every variable is read', async (t) => {
   }
   t.equal(loadConfig({ API_TOKENS: 'a', PORT: '' }).port, 3000, 'an empty variable means the default')
   t.same(loadConfig({ API_TOKENS: 'a', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b/traces' }).tracing,
-    { url: 'http://b/traces', protocol: 'http/protobuf', serviceName: 'plant-store' }, 'the traces endpoint is used as it is')
+    { url: 'http://b/traces', protocol: 'http/protobuf', serviceName: 'plant-store', sampler: { name: 'parentbased_always_on', ratio: 1 } }, 'the traces endpoint is used as it is, every trace sampled')
 })
 
 t.test('tokens from API_TOKENS and API_TOKENS_FILE together', async (t) => {
@@ -156,6 +158,9 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is not valid: expected an http:// or https:// URL of an OTLP/HTTP collector (unset: no tracing)'],
     [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://c' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="grpc://c" is not valid: expected an http:// or https:// URL that receives the traces as it is (unset: OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces)'],
     [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is not valid: expected http/protobuf or http/json (grpc is not supported)'],
+    [{ OTEL_TRACES_SAMPLER: 'jaeger_remote' }, 'OTEL_TRACES_SAMPLER="jaeger_remote" is not valid: expected parentbased_always_on, parentbased_always_off, parentbased_traceidratio, always_on, always_off, traceidratio'],
+    [{ OTEL_TRACES_SAMPLER_ARG: '1.5' }, 'OTEL_TRACES_SAMPLER_ARG="1.5" is not valid: expected a ratio from 0 to 1 such as 0.25, the share of new traces the traceidratio samplers keep'],
+    [{ OTEL_TRACES_SAMPLER_ARG: '1e-1' }, 'OTEL_TRACES_SAMPLER_ARG="1e-1" is not valid: expected a ratio from 0 to 1 such as 0.25, the share of new traces the traceidratio samplers keep'],
     [{ METRICS: 'yes' }, 'METRICS="yes" is not valid: expected true or false'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud" is not valid: expected one of fatal, error, warn, info, debug, trace, silent'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE="0" is not valid: expected an integer from 1 to 1000'],

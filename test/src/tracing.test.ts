@@ -114,3 +114,27 @@ t.test('a collector that refuses the spans: the shutdown says so and completes',
   t.ok(receiver.requests.length > 0, 'it was offered them')
   t.match(lines.filter((line) => line.level === 40), [{ msg: 'the trace collector did not take the last spans: they are lost', reason: /./ }])
 })
+
+t.test('OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG choose which traces are recorded', async (t) => {
+  async function traces (env: Record<string, string>, requests: (app: Awaited<ReturnType<typeof build>>) => Promise<void>): Promise<Set<string>> {
+    const receiver = await otlpReceiver(t)
+    const app = await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', ...env })
+    await requests(app)
+    await app.close()
+    return new Set(receiver.spans.map((span) => span.traceId))
+  }
+  const sampledCaller = async (app: Awaited<ReturnType<typeof build>>): Promise<void> => {
+    t.equal((await postPlant(app, { id: 1, name: 'Fern' }, { ...AUTH, traceparent: TRACEPARENT })).statusCode, 200)
+  }
+  const ownTraces = async (app: Awaited<ReturnType<typeof build>>): Promise<void> => {
+    for (let i = 0; i < 60; i++) t.equal((await getPlant(app, 999)).statusCode, 404)
+  }
+
+  t.equal((await traces({}, ownTraces)).size, 60, 'unset: parentbased_always_on records every trace')
+  t.equal((await traces({ OTEL_TRACES_SAMPLER: 'always_off' }, async (app) => { await sampledCaller(app); await ownTraces(app) })).size, 0, 'always_off: none, not even a sampled caller\'s')
+  t.same([...await traces({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }, async (app) => { await sampledCaller(app); await ownTraces(app) })],
+    [TRACE_ID], 'parentbased_traceidratio at 0: only the trace a sampled caller began')
+  const some = (await traces({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' }, ownTraces)).size
+  // Binomial(60, 0.5): outside 10..50 with a probability under one in a million.
+  t.ok(some >= 10 && some <= 50, `traceidratio at 0.5: ${some} of 60 traces`)
+})
