@@ -2,7 +2,7 @@ import { renameSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { openSqliteStore } from '../src/store/sqlite/index.js'
-import { assertError, build, getPlant, postPlant } from './helpers/build.js'
+import { assertError, AUTH, build, getPlant, postPlant } from './helpers/build.js'
 
 /**
  * Runs the app on `path`, lets `change` happen to the file under it, then
@@ -55,4 +55,16 @@ t.test('the WAL deleted under the running store: writes and the probe are refuse
   unlinkSync(`${path}-wal`)
   await t.rejects(store.create({ id: 2n, name: 'After' }), { name: 'StoreUnavailableError', message: /plants\.db-wal was deleted/ })
   await t.rejects(store.check(), { message: /plants\.db-wal was deleted while the store had it open: nothing is written until a restart/ })
+})
+
+t.test('the database file deleted: the webhook routes answer 503 too, and register nothing that a restart would lose', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const app = await build(t, { DATABASE_URL: `sqlite:${path}` })
+  const register = () => app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: 'https://hooks.example.com/plants' } })
+  t.equal((await register()).statusCode, 201)
+  unlinkSync(path)
+  const refused = await register()
+  assertError(t, refused, 503, /unavailable/)
+  t.match(refused.headers['retry-after'], /^[1-9][0-9]*$/, 'with Retry-After')
+  assertError(t, await app.inject({ method: 'GET', url: '/webhooks', headers: AUTH }), 503, /unavailable/)
 })

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import t from 'tap'
-import { assertError, build, getPlant, postPlant } from './helpers/build.js'
+import { assertError, AUTH, build, getPlant, postPlant } from './helpers/build.js'
 
 const TIMEOUT = 1000
 const HELD = 4000
@@ -57,6 +57,9 @@ t.test('a write lock held by another process: /health at once, creates 503 in ti
   }
   assertError(t, await app.inject('/ready'), 503, /unavailable/)
   t.equal((await getPlant(app, 1)).statusCode, 200, 'reads go on (WAL)')
+  const register = await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: 'https://hooks.example.com/plants' } })
+  assertError(t, register, 503, /unavailable/)
+  t.equal(register.headers['retry-after'], '2', 'a webhook registration too, with Retry-After')
   await probing
 
   t.ok(creates.length >= 2, `${creates.length} rounds of creates while locked`)

@@ -54,7 +54,10 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const verify = fileIdentity(path)
 
   // The webhook outbox's statements run inside the batch's transaction (see plants.ts's create).
-  const webhooks = sqliteWebhooks(db, (work) => run('write', work))
+  const webhooks = sqliteWebhooks(db, (work) => run('write', () => {
+    verify()
+    return work()
+  }))
   const plants = plantStatements(db, webhooks.added)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')
