@@ -7,11 +7,12 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { writeCursor } from '../plugins/plants/cursor.js'
 import { fillStore, timePages, type PageTimes } from './big-store.js'
-import { create, getPath, getRandom, load, rss, startServer, stopServer, type Workload } from './load.js'
+import { create, getPath, getRandom, load, rss, startServer, stopServer, type Server, type Workload } from './load.js'
 import { otlpSink } from './otlp-sink.js'
 import { find, runPhase, type Row, type Target } from './phase.js'
 import { freshDatabase, hasPgbench, pgbenchTps } from './pgbench.js'
 import { fmt, LOAD_ALIGN, LOAD_HEADER, loadCells, machine, writeSection } from './report.js'
+import { drained, measureSender, startReceiver, subscribe, type SenderFigures } from './webhooks.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const WARM_UP_REQUESTS = 20_000
@@ -58,7 +59,12 @@ const observeTargets: Target[] = [
   { name: 'baseline, metrics off', script: BASELINE, env: { DATABASE_URL: 'sqlite::memory:', METRICS: 'false' } },
   { name: 'SQLite normal, metrics on', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
   { name: 'SQLite normal, metrics off', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-off.db')}`, METRICS: 'false' } },
-  { name: 'SQLite normal, metrics on, traced', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'traced.db')}`, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } }
+  { name: 'SQLite normal, metrics on, traced', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'traced.db')}`, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } },
+  {
+    name: 'SQLite normal, metrics on, 10% traced',
+    script: SERVER,
+    env: { DATABASE_URL: `sqlite:${join(dir, 'sampled.db')}`, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }
+  }
 ]
 let observeRows: Row[]
 try {
@@ -69,8 +75,43 @@ try {
 const observed = [
   ['baseline, metrics on', 'baseline, metrics off'],
   ['SQLite normal, metrics on', 'SQLite normal, metrics off'],
-  ['SQLite normal, metrics on, traced', 'SQLite normal, metrics on']
+  ['SQLite normal, metrics on, traced', 'SQLite normal, metrics on'],
+  ['SQLite normal, metrics on, 10% traced', 'SQLite normal, metrics on']
 ]
+
+// Webhooks: each store with no endpoint against the same with one subscribed (a
+// receiver in this process that answers 204), then the sender alone on each store.
+const receiver = await startReceiver()
+const hookEnv = { WEBHOOK_ALLOW_PRIVATE: 'true' }
+const hookDbs = withPg ? await Promise.all([0, 1, 2].map(() => freshDatabase(PG_URL))) : []
+const subscribed = { setup: (server: Server) => subscribe(server, receiver), settle: drained }
+const hookTargets: Target[] = [
+  { name: 'SQLite normal, no endpoint', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'hooks-none.db')}`, ...hookEnv } },
+  { name: 'SQLite normal, one endpoint', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'hooks-one.db')}`, ...hookEnv }, ...subscribed },
+  ...(withPg
+    ? [{ name: 'PostgreSQL, no endpoint', script: SERVER, env: { DATABASE_URL: hookDbs[0].url, DATABASE_POOL_SIZE: '10', ...hookEnv } },
+        { name: 'PostgreSQL, one endpoint', script: SERVER, env: { DATABASE_URL: hookDbs[1].url, DATABASE_POOL_SIZE: '10', ...hookEnv }, ...subscribed }]
+    : [])
+]
+const hookPairs = [['SQLite normal, one endpoint', 'SQLite normal, no endpoint'], ...(withPg ? [['PostgreSQL, one endpoint', 'PostgreSQL, no endpoint']] : [])]
+let hookRows: Row[]
+const senders: Array<{ name: string, figures: SenderFigures }> = []
+try {
+  hookRows = await runPhase(hookTargets, [[CREATE, create]], { ...phase, port: 38230 })
+  const senderStores = [['SQLite normal', `sqlite:${join(dir, 'hooks-sender.db')}`], ...(withPg ? [['PostgreSQL', hookDbs[2].url]] : [])]
+  for (const [i, [name, url]] of senderStores.entries()) {
+    const server = await startServer(SERVER, { DATABASE_URL: url, ...hookEnv }, 38240 + i, taskset)
+    try {
+      await subscribe(server, receiver)
+      senders.push({ name, figures: await measureSender(server, receiver, SECONDS, 1e12 + i * 1e6) })
+    } finally {
+      await stopServer(server)
+    }
+  }
+} finally {
+  await receiver.close()
+  for (const db of hookDbs) await db.drop()
+}
 
 // Reads from a million plants, filled by one bulk statement per store.
 const deepAfter = BigInt(Math.floor(PLANTS * 0.9))
@@ -122,7 +163,21 @@ lines.push('', '### Metrics and tracing', '',
   '', 'Metrics on is the default (`GET /metrics`, request counts and durations by route, store batches); off is `METRICS=false`. ' +
     `Traced: \`OTEL_EXPORTER_OTLP_ENDPOINT\` set (OTLP/HTTP protobuf, @fastify/otel spans for the request, each hook and the handler, and one per store batch) to a collector in the bench process that received ${fmt(exported.exports)} exports, ${fmt(exported.bytes / 2 ** 20, 1)} MiB; ` +
     'spans beyond the exporter\'s queue (2,048) are dropped, as in production under such load. ' +
+    '10% traced: the same with `OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1`. ' +
     'CPU/req × against is the server\'s CPU time per request against the other\'s: on a busy machine it moves less than req/s does.')
+lines.push('', '### Webhooks', '',
+  `| request | server | against | ${LOAD_HEADER.replace('× baseline', '× against')} | CPU/req × against |`, `|---|---|---|${LOAD_ALIGN}|---:|`,
+  ...hookPairs.map(([server, against]) => {
+    const [row, reference] = [find(hookRows, CREATE, server), find(hookRows, CREATE, against)]
+    return `| ${CREATE} | ${server} | ${against} | ${loadCells(row, reference)} | ${fmt(row.cpuUsPerRequest / reference.cpuUsPerRequest, 2)} |`
+  }),
+  '', 'One endpoint: a receiver in the bench process (answers 204 at once) subscribed with `POST /webhooks`; each create then writes its event and one delivery in its own batch\'s transaction, and the sender posts it. ' +
+    'Every server runs with `WEBHOOK_ALLOW_PRIVATE=true`; after each warm-up and each measured load the bench waits until the backlog is delivered, so that no sender works during another server\'s measurement. ' +
+    'The sender\'s CPU is in the server\'s CPU per request.',
+  '', '| store | pending when the creates stopped | delivered per second, no creates meanwhile | create → delivery p50 ms | p99 ms |', '|---|---:|---:|---:|---:|',
+  ...senders.map(({ name, figures }) => `| ${name} | ${fmt(figures.pending)} | ${fmt(figures.drainPerSecond)} | ${fmt(figures.latency.p50, 1)} | ${fmt(figures.latency.p99, 1)} |`),
+  '', `The sender alone: a fresh server with one endpoint, under the create load for ${SECONDS} s; then the time until its backlog (\`plant_store_webhook_backlog\`) is 0; ` +
+    `then ${senders[0]?.figures.latency.samples ?? 0} single creates 20 ms apart, each from the POST's sending to the receiver's having the delivery.`)
 lines.push('', `### Reads from ${fmt(PLANTS)} plants`, '',
   `| request | store | ${LOAD_HEADER} |`, `|---|---|${LOAD_ALIGN}|`,
   ...readRows.map((r) => `| ${r.workload} | ${r.target} | ${loadCells(r.result, find(readRows, r.workload, 'baseline'))} |`),
@@ -144,7 +199,7 @@ lines.push('', `### Reads from ${fmt(PLANTS)} plants`, '',
     '"Store alone" is `store.list({ limit: 21 })` called from the bench process without HTTP: 201 rounds of 20 pages ' +
     'of each kind back to back, the order flipping every round; the medians of each kind\'s µs per page and of the rounds\' deep ÷ first.',
   '', '### Servers', '', '| phase | server | start→ready ms | peak RSS MiB |', '|---|---|---:|---:|',
-  ...[['creates, empty store', createTargets], ['metrics and tracing', observeTargets], [`reads, ${fmt(PLANTS)} plants`, readTargets]].flatMap(([label, targets]) =>
+  ...[['creates, empty store', createTargets], ['metrics and tracing', observeTargets], ['webhooks', hookTargets], [`reads, ${fmt(PLANTS)} plants`, readTargets]].flatMap(([label, targets]) =>
     (targets as Target[]).map((t) => `| ${label as string} | ${t.name} | ${fmt(t.server?.startToReadyMs ?? NaN)} | ${fmt(t.peakRss ?? NaN, 1)} |`)))
 
 // V8 lets its heap grow before a major collection, so RSS saws up and down:
