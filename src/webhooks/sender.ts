@@ -4,6 +4,7 @@ import type { Agent } from 'undici'
 import type { ClaimedDelivery, WebhookStore } from '../store/webhook-types.js'
 import { attempt, createWebhookAgent, type AttemptOptions } from './deliver.js'
 import { Lanes } from './lanes.js'
+import { Pressure } from './pressure.js'
 import { SenderLog, type SenderLogger } from './sender-log.js'
 import type { WebhookObserver } from './observer.js'
 
@@ -26,6 +27,11 @@ export interface SenderOptions extends AttemptOptions {
   grace?: number
   /** Hears of every attempt (metrics, traces), and may add headers to its request. */
   observer?: WebhookObserver
+  /**
+   * True while the process is saturated: then one attempt at a time, so that the API's
+   * requests keep the CPU. Default: the event loop busy over 90% of the last 200 ms.
+   */
+  busy?: () => boolean
 }
 
 // Deliveries claimed at once: what waits behind its endpoint's bound holds a lease, so
@@ -45,7 +51,9 @@ export class WebhookSender {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly store: WebhookStore
   private readonly log: SenderLog
-  private readonly options: Required<Omit<SenderOptions, 'store' | 'log' | 'observer'>>
+  private readonly options: Required<Omit<SenderOptions, 'store' | 'log' | 'observer' | 'busy'>>
+  private readonly saturated?: () => boolean
+  private pressure?: Pressure
   private readonly observer?: WebhookObserver
   private readonly agent: Agent
   private readonly leaseMs: number
@@ -65,8 +73,9 @@ export class WebhookSender {
   private unlisten?: () => void
 
   constructor (options: SenderOptions) {
-    const { store, log, observer, ...rest } = options
+    const { store, log, observer, busy, ...rest } = options
     this.store = store
+    this.saturated = busy
     this.log = new SenderLog(log)
     this.observer = observer
     this.options = { perEndpoint: 4, total: 64, pollInterval: 1000, pruneInterval: 3_600_000, grace: 5000, ...rest }
@@ -80,6 +89,8 @@ export class WebhookSender {
     if (this.started || this.stopped) return
     this.started = true
     this.unlisten = this.store.onDeliveries(() => this.wake())
+    // The event loop's own measure, unless told otherwise; it wakes the sender when the load eases.
+    if (this.saturated === undefined) this.pressure = new Pressure(() => this.wake())
     this.timers = [
       setInterval(() => this.wake(), this.options.pollInterval),
       setInterval(() => this.prune(), this.options.pruneInterval)
@@ -105,7 +116,8 @@ export class WebhookSender {
     try {
       do {
         this.again = false
-        const room = Math.min(this.lanes.room(), BATCH)
+        // Saturated: one attempt in flight at most, the rest once the load eases (Pressure wakes the sender).
+        const room = Math.min(this.busy() ? 1 - this.lanes.running : this.lanes.room(), BATCH)
         if (room <= 0) break
         const claimed = await this.store.claim(this.owner, room, this.leaseMs, { exclude: this.lanes.full() })
         this.log.answered()
@@ -119,6 +131,10 @@ export class WebhookSender {
       this.log.failed(error as Error, 'claiming deliveries')
     }
     this.claiming = false
+  }
+
+  private busy (): boolean {
+    return this.saturated?.() ?? this.pressure?.high === true
   }
 
   private begin (delivery: ClaimedDelivery): void {
@@ -174,6 +190,7 @@ export class WebhookSender {
     if (this.stopped) return
     this.stopped = true
     this.unlisten?.()
+    this.pressure?.stop()
     for (const timer of this.timers) clearInterval(timer)
     for (const timer of this.retries) clearTimeout(timer)
     this.lanes.drop()

@@ -242,6 +242,29 @@ t.test('the bound in all holds; retries sooner than the next poll are woken for,
   t.equal(receiver.received.length, 7, 'its retry is not made by a stopped sender')
 })
 
+t.test('while the process is saturated, one attempt at a time; all its room once the load eases', async (t) => {
+  const store = await openAt(t, `sqlite:${join(t.testdir(), 'plants.db')}`)
+  let open = 0
+  let most = 0
+  const receiver = await startReceiver(t, async (_, response) => {
+    most = Math.max(most, ++open)
+    await sleep(150)
+    open--
+    response.writeHead(204).end()
+  })
+  await store.webhooks.createEndpoint({ url: receiver.origin, secret: makeSecret() })
+  for (let i = 1; i <= 12; i++) await store.create({ id: BigInt(i), name: `plant ${i}` })
+  let saturated = true
+  const { sender: running } = sender(t, store, { perEndpoint: 4, busy: () => saturated })
+  running.start()
+  await receiver.waitFor(4, 5000)
+  t.equal(most, 1, 'saturated: never more than one in flight')
+  saturated = false
+  running.wake()
+  await receiver.waitFor(12, 5000)
+  t.equal(most, 4, 'eased: up to the bound per endpoint')
+})
+
 t.test('a fault that is not an outage is logged each time', async (t) => {
   const store = await openStore({ databaseUrl: 'sqlite::memory:', sqliteSynchronous: 'normal', databasePoolSize: 1, databaseTimeout: 1000 })
   const { sender: running, lines } = sender(t, store, { pollInterval: 20, pruneInterval: 20 })
