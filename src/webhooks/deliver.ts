@@ -9,6 +9,9 @@ import { signatureHeaders } from './signing.js'
 /** What a receiver's answer may weigh: the rest is never read. */
 export const RESPONSE_CAP = 1024
 const USER_AGENT = 'plant-store-webhooks/1'
+// How long an idle connection to a receiver is kept, in ms, and how many attempts one carries.
+const KEEP_ALIVE = 4000
+const MAX_REQUESTS = 100
 
 export interface AttemptOptions {
   /** WEBHOOK_ALLOW_PRIVATE: loopback and private addresses may be dialled. */
@@ -59,6 +62,12 @@ export function guardedLookup (allowPrivate: boolean, resolve: Resolve = dnsLook
 export function createWebhookAgent (options: Pick<AttemptOptions, 'allowPrivate' | 'timeout'>): Agent {
   const connect = buildConnector({ lookup: guardedLookup(options.allowPrivate), timeout: options.timeout })
   return new Agent({
+    // A connection, checked when it was made, carries the next attempts to its origin while
+    // it is idle less than KEEP_ALIVE ms, for MAX_REQUESTS attempts at most: then a new
+    // lookup and a new check. A TCP connection's peer never changes, whatever DNS says later.
+    keepAliveTimeout: KEEP_ALIVE,
+    keepAliveMaxTimeout: KEEP_ALIVE,
+    maxRequestsPerClient: MAX_REQUESTS,
     connect (connectOptions, callback) {
       const rule = isIP(connectOptions.hostname) === 0 ? undefined : refusedAddress(connectOptions.hostname, options.allowPrivate)
       if (rule !== undefined) return callback(new RefusedAddressError(connectOptions.hostname, connectOptions.hostname, rule), null)
@@ -112,9 +121,7 @@ export async function attempt (agent: Agent, delivery: ClaimedDelivery, options:
         ...signatureHeaders(delivery.id, delivery.body, delivery.secrets)
       },
       body: Buffer.from(delivery.body, 'utf8'),
-      signal: controller.signal,
-      // A new connection, so a new lookup and a new address check, for every attempt.
-      reset: true
+      signal: controller.signal
     })
     status = response.statusCode
     if (status >= 300 && status < 400) error = 'a redirect is not followed'

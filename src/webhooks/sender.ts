@@ -39,6 +39,8 @@ export interface SenderOptions extends AttemptOptions {
 const BATCH = 16
 // Time for a finish to reach the store after its attempt.
 const LEASE_MARGIN = 2000
+// How long, in ms, after a claim that left out full endpoints and found nothing, before the next such claim.
+const BARREN_PAUSE = 100
 
 /**
  * The sender: claims due deliveries under a lease, makes their attempts with bounds per
@@ -64,6 +66,8 @@ export class WebhookSender {
   private claimed?: Promise<void>
   private pruning?: Promise<void>
   private again = false
+  private barrenUntil = 0
+  private barrenWake = false
   private started = false
   private stopped = false
   /** stop() cut off the attempts still in flight: their leases are given back, not finished. */
@@ -119,13 +123,30 @@ export class WebhookSender {
         // Saturated: one attempt in flight at most, the rest once the load eases (Pressure wakes the sender).
         const room = Math.min(this.busy() ? 1 - this.lanes.running : this.lanes.room(), BATCH)
         if (room <= 0) break
-        const claimed = await this.store.claim(this.owner, room, this.leaseMs, { exclude: this.lanes.full() })
+        const exclude = this.lanes.full()
+        if (exclude.length > 0 && Date.now() < this.barrenUntil) {
+          // A claim that leaves out full endpoints reads past their whole due backlog: after
+          // one that found nothing else, the next waits a moment (or until a lane frees up).
+          if (!this.barrenWake) {
+            this.barrenWake = true
+            this.wakeBy(this.barrenUntil)
+          }
+          break
+        }
+        const claimed = await this.store.claim(this.owner, room, this.leaseMs, { exclude })
         this.log.answered()
+        if (exclude.length > 0 && claimed.length === 0) {
+          this.barrenUntil = Date.now() + BARREN_PAUSE
+          this.barrenWake = false
+        }
+        let waiting = false
         for (const delivery of claimed) {
           if (!this.stopped && this.lanes.admit(delivery)) this.begin(delivery)
+          else waiting = true
         }
-        // A full batch: more may be due.
-        if (claimed.length === room) this.again = true
+        // A full batch that could all start: more may be due. One whose endpoint filled up
+        // claims again when that endpoint has room (lanes.end wakes the sender).
+        if (claimed.length === room && !waiting) this.again = true
       } while (this.again && !this.stopped)
     } catch (error) {
       this.log.failed(error as Error, 'claiming deliveries')

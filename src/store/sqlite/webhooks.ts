@@ -30,6 +30,8 @@ export const PLANNED = {
 // Prune in chunks, so that a long backlog never holds the write lock (and the event loop) for long.
 const PRUNE_CHUNK = 500
 
+interface Finish { owner: string, id: string, outcome: AttemptOutcome }
+
 interface ClaimRow { id: string, endpoint_id: string, url: string, secret: string, previous_secret: string | null, previous_secret_until: number | null, body: string, attempts: number }
 
 /**
@@ -120,14 +122,38 @@ export function sqliteWebhooks (db: Database.Database, run: Run) {
     })
   })
 
-  const finish = transaction((owner: string, id: string, outcome: AttemptOutcome) => {
-    const { next, ...columns } = outcomeColumns(outcome)
-    const row = sql.finish.get({ id, owner, ...columns, next: next?.getTime() ?? null })
-    if (row !== undefined && outcome.result === 'gone') {
-      sql.disable.run(row.endpoint_id)
-      stopPending(row.endpoint_id, STOPPED.gone)
+  const finishAll = transaction((finishes: Finish[]) => {
+    for (const { owner, id, outcome } of finishes) {
+      const { next, ...columns } = outcomeColumns(outcome)
+      const row = sql.finish.get({ id, owner, ...columns, next: next?.getTime() ?? null })
+      if (row !== undefined && outcome.result === 'gone') {
+        sql.disable.run(row.endpoint_id)
+        stopPending(row.endpoint_id, STOPPED.gone)
+      }
     }
   })
+
+  // The outcomes recorded in one turn of the event loop share one transaction: one
+  // commit for many attempts, as plant writes share theirs.
+  let finishing: Array<Finish & { done: (error?: unknown) => void }> = []
+  function finish (owner: string, id: string, outcome: AttemptOutcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (finishing.length === 0) {
+        setImmediate(() => {
+          const batch = finishing
+          finishing = []
+          try {
+            finishAll(batch)
+          } catch (error) {
+            for (const { done } of batch) done(error)
+            return
+          }
+          for (const { done } of batch) done()
+        })
+      }
+      finishing.push({ owner, id, outcome, done: (error) => error === undefined ? resolve() : reject(error) })
+    })
+  }
 
   const pruneChunk = transaction((before: number): number => {
     const events = sql.prune.all(before, PRUNE_CHUNK)
@@ -191,7 +217,7 @@ export function sqliteWebhooks (db: Database.Database, run: Run) {
     },
 
     async finish (owner, id, outcome) {
-      finish(owner, id, outcome)
+      await finish(owner, id, outcome)
       if (outcome.result === 'gone') recount()
     },
 
