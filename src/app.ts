@@ -14,14 +14,12 @@ import { sharedSchemas } from '../schemas/index.js'
 import type { Config } from './config.js'
 import { describeApiRoute } from './api-routes.js'
 import { guardConnections } from './connections.js'
-import { createMetrics, type Refusal } from './metrics/index.js'
 import { sendError, sendNotFound } from './errors.js'
 import { answerProtocol } from './protocol.js'
 import { echoRequestId } from './request-id.js'
-import { combineWebhookObservers } from './webhooks/observer.js'
-import { connectSharedLimits } from './shared-limits.js'
+import { observe } from './observability.js'
 import { serverOptions, type LogStream, type ServerConfig } from './server-options.js'
-import { combineObservers, openStore, type PlantStore, type StoreConfig } from './store/index.js'
+import { openStore, type PlantStore, type StoreConfig } from './store/index.js'
 
 export type AppConfig = StoreConfig & ServerConfig &
   Pick<Config, 'tokens' | 'corsOrigins' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow' | 'maxConnections'> &
@@ -39,24 +37,14 @@ export interface AppOptions {
 export async function buildApp (config: AppConfig, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config, options.logStream))
   guardConnections(app, config.maxConnections)
-  // Loaded only when an OTLP endpoint is set; registered first, so that a request's span covers every hook.
-  const tracing = config.tracing && (await import('./tracing/index.js'))
-    .startTracing(config.tracing, config.databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgresql', app.log)
-  if (tracing !== undefined) await app.register(tracing.plugin)
-  const metrics = config.metrics ? createMetrics() : undefined
-  const refused = (reason: Refusal) => metrics && (() => metrics.refused(reason))
-  const store = options.store ?? await openStore(config, app.log, combineObservers(metrics?.store, tracing?.store))
+  // Metrics, traces and the limits shared through Redis, as configured; first, so that a request's span covers every hook.
+  const seen = await observe(app, config)
+  const store = options.store ?? await openStore(config, app.log, seen.store)
   app.addHook('onClose', async () => {
     await store.close()
     app.log.info('store closed')
+    await seen.close()
   })
-  // After the store's, so that its last batches are traced too.
-  if (tracing !== undefined) app.addHook('onClose', () => tracing.close())
-  // With REDIS_URL, the limits count across every replica; without, in this process.
-  const limits = config.redisUrl === undefined
-    ? undefined
-    : await connectSharedLimits({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: app.log, observer: metrics?.sharedLimits() })
-  if (limits !== undefined) app.addHook('onClose', () => limits.close())
 
   app.setErrorHandler(sendError)
   app.setNotFoundHandler(sendNotFound)
@@ -65,7 +53,7 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
   // other check, and every answer to an allowed origin is readable, the errors included.
   await app.register(cors, { origins: config.corsOrigins })
   answerProtocol(app)
-  await app.register(requestMetrics, { metrics })
+  await app.register(requestMetrics, { metrics: seen.metrics })
 
   // At the root, so that the OpenAPI document names them as its components.
   for (const schema of sharedSchemas) app.addSchema(schema)
@@ -81,22 +69,22 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
     timeout: config.webhookTimeout,
     schedule: config.webhookRetrySchedule,
     retention: config.webhookRetention,
-    observer: combineWebhookObservers(metrics?.webhooks, tracing?.webhooks)
+    observer: seen.webhooks
   })
-  metrics?.watchBacklog(store.webhooks)
+  seen.metrics?.watchBacklog(store.webhooks)
 
   // The API: every route in this scope needs a bearer token. Overload is shed
   // first, before any work; an address that failed authentication too often is
   // refused before its token is looked at; the rate limit counts per token, so after auth.
   app.register(async function api (scope) {
     scope.addHook('onRoute', describeApiRoute)
-    await scope.register(loadShedding, { maxEventLoopDelay: config.maxEventLoopDelay, onRefuse: refused('load_shedding') })
-    await scope.register(authFailures, { max: config.authFailureLimit, timeWindow: config.authFailureWindow, onRefuse: refused('auth_failures'), store: limits?.store('auth-failures:') })
+    await scope.register(loadShedding, { maxEventLoopDelay: config.maxEventLoopDelay, onRefuse: seen.refused('load_shedding') })
+    await scope.register(authFailures, { max: config.authFailureLimit, timeWindow: config.authFailureWindow, onRefuse: seen.refused('auth_failures'), store: seen.limits?.store('auth-failures:') })
     await scope.register(auth, { tokens: config.tokens })
-    await scope.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, onRefuse: refused('rate_limit'), store: limits?.store('rate-limit:') })
+    await scope.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, onRefuse: seen.refused('rate_limit'), store: seen.limits?.store('rate-limit:') })
     await scope.register(plants, { store })
     await scope.register(webhooks, { store: store.webhooks, allowPrivate: config.webhookAllowPrivate })
-    await scope.register(metricsRoute, { metrics })
+    await scope.register(metricsRoute, { metrics: seen.metrics })
   })
 
   return app
