@@ -250,6 +250,9 @@ t.test('a statement that waits longer than the timeout is an outage, logged once
   t.ok(Date.now() - start < 2000, `within the timeout (${Date.now() - start} ms)`)
   t.strictSame(lines.map(([level]) => level), ['warn'], 'one warning for the outage')
 
+  // The caller heard at its deadline; the INSERT it sent ends by the server's statement_timeout
+  // (or the client's query timeout after it). Only then does the lock go, so that it cannot commit late.
+  await new Promise((resolve) => setTimeout(resolve, 1600))
   await db.query('ROLLBACK')
   t.equal(await store.get(1n), undefined)
   await store.check()
