@@ -1,5 +1,3 @@
-import { once } from 'node:events'
-import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import Database from 'better-sqlite3'
@@ -47,15 +45,6 @@ export function recordingFetch (): { fetch: typeof fetch, exchanges: Exchange[] 
     return response
   }
   return { fetch: recording, exchanges }
-}
-
-/** A loopback port that nothing listens on: a connection to it is refused at once. */
-export async function closedPort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 /**

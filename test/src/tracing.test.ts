@@ -1,6 +1,7 @@
 import t from 'tap'
 import { AUTH, build, getPlant, postPlant } from '../helpers/build.js'
 import { otlpReceiver } from '../helpers/otlp.js'
+import { closedPort } from '../helpers/receiver.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
@@ -137,4 +138,22 @@ t.test('OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG choose which traces are 
   const some = (await traces({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' }, ownTraces)).size
   // Binomial(60, 0.5): outside 10..50 with a probability under one in a million.
   t.ok(some >= 10 && some <= 50, `traceidratio at 0.5: ${some} of 60 traces`)
+})
+
+t.test('a webhook attempt that fails without an answer: its span is an error that says why', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const app = await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '1h' })
+  const registered = await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: `http://127.0.0.1:${await closedPort()}/hooks` } })
+  t.equal(registered.statusCode, 201)
+  t.equal((await postPlant(app, { id: 1, name: 'Fern' })).statusCode, 200)
+  const deliveries = `/webhooks/${registered.json().id as string}/deliveries`
+  for (let tries = 0; tries < 100; tries++) {
+    if ((await app.inject({ url: deliveries, headers: AUTH })).json()[0]?.attempts === 1) break
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  await app.close()
+  const span = receiver.spans.find((span) => span.name === 'webhook attempt') as unknown as { status: { code: number, message: string }, attributes: Record<string, unknown> }
+  t.equal(span?.attributes['plant_store.webhook.outcome'], 'retry')
+  t.equal(span?.status.code, 2, 'an error')
+  t.match(span?.status.message, /ECONNREFUSED/, 'with the attempt\'s error')
 })

@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { createClient, PlantStoreError } from '../../../src/client/index.js'
-import { closedPort, recordingFetch } from '../../helpers/service.js'
+import { closedPort } from '../../helpers/receiver.js'
+import { recordingFetch } from '../../helpers/service.js'
 
 // What lies between a client and the service can fail in ways the service never
 // does: no answer, a proxy's own page, a stalled connection. These tests put such
@@ -105,6 +106,18 @@ t.test('a 429 is retried even for what is done once; a 503 is not', async (t) =>
   calls = 0
   await t.rejects(client.webhooks.rotateSecret('w1'), { name: 'PlantStoreError', kind: 'unavailable' })
   t.equal(calls, 1, 'a 503 may come after the work was done: not retried for what is done once')
+})
+
+t.test('a 503 without Retry-After (a proxy in front of the service) is retried after the backoff', async (t) => {
+  let calls = 0
+  const base = await between(t, (_request, response) => {
+    calls++
+    if (calls === 1) json(response, 503, '{"error":503,"message":"No upstream."}')
+    else json(response, 200, '{"name":"Fern"}')
+  })
+  const client = createClient({ baseUrl: base, token: 't', retries: { baseDelay: 10 } })
+  t.strictSame(await client.get(1), { name: 'Fern' })
+  t.equal(calls, 2)
 })
 
 t.test('next links: found among others, and never followed to another origin', async (t) => {
