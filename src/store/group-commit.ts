@@ -38,6 +38,41 @@ export interface GroupCommit<T, R> {
   drain (): Promise<void>
 }
 
+/** A write and its caller, settled once: by the commit, by its deadline, or when its client has gone. */
+class PendingWrite<T, R> implements Waiter<T, R> {
+  private settled = false
+
+  constructor (
+    readonly item: T,
+    readonly deadline: number,
+    private readonly settle: { resolve: (result: R) => void, reject: (error: unknown) => void },
+    private readonly abandoned?: () => boolean
+  ) {}
+
+  resolve (result: R): void {
+    if (this.settled) return
+    this.settled = true
+    this.settle.resolve(result)
+  }
+
+  reject (error: unknown): void {
+    if (this.settled) return
+    this.settled = true
+    this.settle.reject(error)
+  }
+
+  get waiting (): boolean {
+    if (!this.settled && this.abandoned?.() === true) this.reject(new StoreUnavailableError('the client has gone'))
+    return !this.settled
+  }
+
+  /** True once settled; rejects it first when its deadline has passed at `now`. */
+  expire (now: number, timeout: number): boolean {
+    if (!this.settled && now >= this.deadline) this.reject(new StoreUnavailableError(`no answer within ${timeout} ms`))
+    return this.settled
+  }
+}
+
 /**
  * Gathers the items added within one turn of the event loop into batches, so
  * that many callers share one commit instead of paying one each. Every caller
@@ -47,10 +82,40 @@ export interface GroupCommit<T, R> {
  */
 export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupCommit<T, R> {
   const { commit, maxBatch, maxInFlight, timeout, maxQueue, observer } = options
-  let queue: Array<Waiter<T, R>> = []
+  let queue: Array<PendingWrite<T, R>> = []
   observer?.queue?.(() => queue.length)
   const inFlight = new Set<Promise<void>>()
   let scheduled = false
+
+  // Every write not yet settled, in arrival order, so their deadlines ascend: one
+  // timer, for the first of them, rather than one per write (measured with npm run bench).
+  let pending: Array<PendingWrite<T, R>> = []
+  let head = 0
+  let timer: NodeJS.Timeout | undefined
+
+  function expire (): void {
+    timer = undefined
+    const now = Date.now()
+    while (head < pending.length && pending[head].expire(now, timeout)) head++
+    watch()
+  }
+
+  // Arms the timer for the first write still waiting, dropping the settled ones before it.
+  function watch (): void {
+    while (head < pending.length && !pending[head].waiting) head++
+    if (head > 1024 && head * 2 > pending.length) {
+      pending = pending.slice(head)
+      head = 0
+    }
+    if (head === pending.length) {
+      pending = []
+      head = 0
+      clearTimeout(timer)
+      timer = undefined
+      return
+    }
+    timer ??= setTimeout(expire, Math.max(0, pending[head].deadline - Date.now()))
+  }
 
   function schedule (): void {
     if (scheduled || queue.length === 0) return
@@ -70,6 +135,7 @@ export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupComm
       const done: Promise<void> = commit(batch).finally(() => {
         end?.()
         inFlight.delete(done)
+        watch()
         schedule()
       })
       inFlight.add(done)
@@ -84,24 +150,10 @@ export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupComm
         return Promise.reject(new StoreUnavailableError(`${queue.length} writes are waiting for the store, the most it queues`))
       }
       return new Promise((resolve, reject) => {
-        let waiting = true
-        // One timer per write: Node keeps the timers of one duration in a list, so this is cheap.
-        const timer = setTimeout(() => settle(reject, new StoreUnavailableError(`no answer within ${timeout} ms`)), timeout)
-        function settle<V> (how: (value: V) => void, value: V): void {
-          if (!waiting) return
-          waiting = false
-          clearTimeout(timer)
-          how(value)
-        }
-        queue.push({
-          item,
-          resolve: (result) => settle(resolve, result),
-          reject: (error) => settle(reject, error),
-          get waiting () {
-            if (waiting && abandoned?.() === true) settle(reject, new StoreUnavailableError('the client has gone'))
-            return waiting
-          }
-        })
+        const write = new PendingWrite<T, R>(item, Date.now() + timeout, { resolve, reject }, abandoned)
+        queue.push(write)
+        pending.push(write)
+        watch()
         schedule()
       })
     },

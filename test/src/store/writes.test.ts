@@ -35,6 +35,13 @@ forEachStore(t, (t, _build, databaseUrl) => {
     t.same(await store.list({ limit: 10 }), [{ id: 1n, name: 'B', tag: 'b' }, { id: 2n, name: 'C' }])
   })
 
+  t.test('3,000 writes in one turn: three batches, every one committed with its own outcome', async (t) => {
+    const store = await open(t)
+    const results = await Promise.all(Array.from({ length: 3000 }, (_, i) => store.create({ id: BigInt(i), name: `p${i}` })))
+    t.ok(results.every((result) => result.outcome === 'created'))
+    t.equal((await store.list({ limit: 100, after: 2899n })).length, 100)
+  })
+
   t.test('list pages by key, with and without a tag', async (t) => {
     const store = await open(t)
     await Promise.all([-3n, -1n, 0n, 2n, 5n].map((id) => store.create({ id, name: `p${id}`, tag: id < 1n ? 'low' : undefined })))
