@@ -50,7 +50,7 @@ try {
     const synchronous = store.endsWith('full') ? 'full' : 'normal'
     return { name, script: server, env: { DATABASE_URL: `sqlite:${join(dir, `${synchronous}-${b}.db`)}`, SQLITE_SYNCHRONOUS: synchronous } }
   }))
-  rows = await runPhase(targets, [[CREATE, create]], { port: 38220, taskset, warmUpRequests: 20_000, warmUpSeconds: 2, seconds: SECONDS, rounds: ROUNDS })
+  rows = await runPhase(targets, [[CREATE, create]], { port: 28220, taskset, warmUpRequests: 20_000, warmUpSeconds: 2, seconds: SECONDS, rounds: ROUNDS })
 } finally {
   for (const db of dbs) await db.drop()
   rmSync(dir, { recursive: true, force: true })

@@ -27,7 +27,8 @@ const withPg = PG_URL !== undefined && PG_URL !== ''
 const started = performance.now()
 const loadAtStart = loadavg()[0]
 
-// The load generator on core 0, the servers on core 1.
+// The servers listen on fixed ports below Linux's ephemeral range (32768–60999), where an
+// outgoing connection's own port could take one. The load generator on core 0, the servers on core 1.
 const taskset = spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'))
 const phase = { taskset, warmUpRequests: WARM_UP_REQUESTS, warmUpSeconds: WARM_UP_SECONDS, seconds: SECONDS }
@@ -44,7 +45,7 @@ let pgbench: number | undefined
 const createDb = withPg ? await freshDatabase(PG_URL) : undefined
 try {
   if (createDb !== undefined) createTargets.push(postgres(createDb.url))
-  creates = await runPhase(createTargets, [[CREATE, create]], { ...phase, port: 38200 })
+  creates = await runPhase(createTargets, [[CREATE, create]], { ...phase, port: 28200 })
   if (createDb !== undefined && hasPgbench()) pgbench = await pgbenchTps(createDb.url, 50, SECONDS, taskset)
 } finally {
   await createDb?.drop()
@@ -68,7 +69,7 @@ const observeTargets: Target[] = [
 ]
 let observeRows: Row[]
 try {
-  observeRows = await runPhase(observeTargets, [[CREATE, create]], { ...phase, port: 38220 })
+  observeRows = await runPhase(observeTargets, [[CREATE, create]], { ...phase, port: 28220 })
 } finally {
   await sink.close()
 }
@@ -97,10 +98,10 @@ const hookPairs = [['SQLite normal, one endpoint', 'SQLite normal, no endpoint']
 let hookRows: Row[]
 const senders: Array<{ name: string, figures: SenderFigures }> = []
 try {
-  hookRows = await runPhase(hookTargets, [[CREATE, create]], { ...phase, port: 38230 })
+  hookRows = await runPhase(hookTargets, [[CREATE, create]], { ...phase, port: 28230 })
   const senderStores = [['SQLite normal', `sqlite:${join(dir, 'hooks-sender.db')}`], ...(withPg ? [['PostgreSQL', hookDbs[2].url]] : [])]
   for (const [i, [name, url]] of senderStores.entries()) {
-    const server = await startServer(SERVER, { DATABASE_URL: url, ...hookEnv }, 38240 + i, taskset)
+    const server = await startServer(SERVER, { DATABASE_URL: url, ...hookEnv }, 28240 + i, taskset)
     try {
       await subscribe(server, receiver)
       senders.push({ name, figures: await measureSender(server, receiver, SECONDS, 1e12 + i * 1e6) })
@@ -131,14 +132,14 @@ try {
     stores.push(store)
     readTargets.push(name === 'SQLite' ? { name, script: SERVER, env: { DATABASE_URL: url } } : postgres(url))
   }
-  readRows = await runPhase(readTargets, reads, { ...phase, port: 38210 })
+  readRows = await runPhase(readTargets, reads, { ...phase, port: 28210 })
   for (const store of stores) store.pages = await timePages(store.url, deepAfter)
 } finally {
   await readDb?.drop()
 }
 
 // Sustained load on SQLite normal: RSS after 10 s against RSS at the end.
-const soak = await startServer(SERVER, { DATABASE_URL: `sqlite:${join(dir, 'soak.db')}` }, 38201, taskset)
+const soak = await startServer(SERVER, { DATABASE_URL: `sqlite:${join(dir, 'soak.db')}` }, 28201, taskset)
 const samples: Array<[number, number]> = []
 await load(soak, create, SOAK_SECONDS, (elapsed) => { samples.push([elapsed, rss(soak.child.pid as number, 'VmRSS')]) })
 await stopServer(soak)
