@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 
+let made = 0
+
 /** A fresh database for one bench run; `drop` removes it. */
 export async function freshDatabase (adminUrl: string): Promise<{ url: string, drop: () => Promise<void> }> {
-  const name = `plant_store_bench_${process.pid}_${Date.now()}`
+  // A counter too: several made in one millisecond get names of their own.
+  const name = `plant_store_bench_${process.pid}_${Date.now()}_${made++}`
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
   await admin.query(`CREATE DATABASE ${name}`)
