@@ -261,6 +261,27 @@ t.test('a statement that waits longer than the timeout is an outage, logged once
   t.strictSame(lines.map(([level]) => level), ['warn', 'info'], 'a write does: one note for the recovery')
 })
 
+t.test('a caller that leaves after its write was sent hears at once; the write still commits, and its outcome goes to nobody', { skip }, async (t) => {
+  const url = await fresh(t)
+  const store = await open(t, url)
+  const db = await connect(t, url)
+  await db.query('BEGIN')
+  await db.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE')
+  let gone = false
+  const left = store.create({ id: 1n, name: 'Sent' }, { abandoned: () => gone }).catch((error: unknown) => error)
+  // Its batch has its connection and has sent the INSERT, which waits for the lock.
+  await sleep(200)
+  gone = true
+  // The next write looks at the writes pending before it: the one whose client left is answered now.
+  const next = store.create({ id: 2n, name: 'Next' })
+  t.match(await left, { name: 'StoreUnavailableError', message: /the client has gone/ })
+  await db.query('ROLLBACK')
+  t.strictSame(await next, created('Next'))
+  await store.close()
+  const reopened = await open(t, url)
+  t.strictSame(await reopened.get(1n), { name: 'Sent' }, 'sent before its client left: committed')
+})
+
 t.test('a connection the server ends, idle or busy, neither crashes nor fails later requests', { skip }, async (t) => {
   const url = await fresh(t)
   const { lines, log } = capture()
