@@ -5,18 +5,15 @@ import { makeSecret } from '../../src/webhooks/signing.js'
 import { postPlant, TOKEN } from '../helpers/build.js'
 import { freshPostgresUrl, PG_SKIP as skip } from '../helpers/postgres.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { TcpProxy } from '../helpers/tcp-proxy.js'
+import { startProxy } from '../helpers/proxy.js'
 import { startInProcess, tally, waitUntil } from '../helpers/webhooks.js'
 
 interface Line { level: number, msg: string }
 
 t.test('a PostgreSQL outage pauses the sender quietly; it resumes by itself and delivers what waited', { skip }, async (t) => {
   const base = new URL(await freshPostgresUrl(t) as string)
-  const proxy = new TcpProxy(base)
-  await proxy.listen()
-  t.teardown(() => proxy.cut())
-  const url = new URL(base)
-  url.host = `127.0.0.1:${proxy.port}`
+  const proxy = await startProxy(t, base.href)
+  const url = new URL(proxy.url)
 
   // The first attempt for plant 2 fails, so it is still pending when the database goes away.
   let plant2 = 0
