@@ -5,21 +5,16 @@
 #     -v "$PWD/secrets/api_tokens:/run/secrets/api_tokens:ro" -e API_TOKENS_FILE=/run/secrets/api_tokens \
 #     plant-store
 #
-# Both stages must use the same Node.js major: better-sqlite3 is a native module,
-# compiled in the build stage for that Node ABI. Change the two tags together.
+# Node.js 24, the current LTS line (the service supports 22 and 24). better-sqlite3
+# ships a Node-API build inside its package, which loads on every supported line;
+# package.json's allowScripts keeps npm from compiling it again (npm 11), so the
+# build needs no compiler. Keep both tags on one line.
 
-# Build stage: the full Debian image has python3, make and g++ for node-gyp.
 FROM node:24-bookworm AS build
 WORKDIR /app
-# A no-op on the official image; installs the toolchain on a base that lacks it.
-RUN if ! command -v python3 >/dev/null || ! command -v make >/dev/null || ! command -v g++ >/dev/null; then \
-      apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*; \
-    fi
 COPY package.json package-lock.json ./
-# package.json's allowScripts lets better-sqlite3's install script run (npm 11);
-# it compiles against this image's Node rather than fetching a prebuilt binary.
-RUN npm_config_build_from_source=better-sqlite3 npm ci --no-audit --no-fund \
- && node -e "require('better-sqlite3')(':memory:').close()"
+RUN npm ci --no-audit --no-fund \
+ && node -e "require('better-sqlite3')(':memory:').prepare('select 1').get()"
 COPY . .
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { unsupportedNode } from './node-support.js'
 import { databaseSecrets, redactSecrets } from './redact.js'
 import type { LogStream } from './server-options.js'
 
@@ -16,6 +17,8 @@ async function logStream (): Promise<LogStream | undefined> {
 }
 
 async function main (): Promise<void> {
+  const refusal = unsupportedNode()
+  if (refusal !== undefined) throw new ConfigError(refusal)
   const config = loadConfig(process.env)
   secrets = [...databaseSecrets(config.databaseUrl), ...databaseSecrets(config.redisUrl ?? '')]
   if (config.generatedToken !== undefined) {

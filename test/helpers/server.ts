@@ -4,11 +4,15 @@ import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
+/** What `npm start` runs: the build of src/server.ts (`npm test` builds it before the tests). */
+export const COMPILED_SERVER = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url))
 
-// The TypeScript loader this test runs under, and coverage collected from the child too.
-function spawnServer (env: Record<string, string>, node: string[] = []) {
-  return spawn(process.execPath, [...process.execArgv, ...node, SERVER], {
-    env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', ...env },
+// The TypeScript loader this test runs under, and coverage collected from the child too;
+// the compiled server runs under Node alone, as in production.
+function spawnServer (env: Record<string, string>, node: string[] = [], script = SERVER) {
+  const compiled = script === COMPILED_SERVER
+  return spawn(process.execPath, [...(compiled ? [] : process.execArgv), ...node, script], {
+    env: { PATH: process.env.PATH, ...(compiled ? {} : { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE }), PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
 }
@@ -23,11 +27,11 @@ export interface RunningServer {
 
 /**
  * Starts src/server.ts as its own process, with the TypeScript loader this
- * test runs under (and `node`, more options for Node), and resolves once it
- * listens (or rejects if it exits first).
+ * test runs under (and `node`, more options for Node), or `script` (the
+ * compiled server), and resolves once it listens (or rejects if it exits first).
  */
-export async function startServer (t: Test, env: Record<string, string>, node: string[] = []): Promise<RunningServer> {
-  const child = spawnServer({ LOG_LEVEL: 'info', ...env }, node)
+export async function startServer (t: Test, env: Record<string, string>, node: string[] = [], script = SERVER): Promise<RunningServer> {
+  const child = spawnServer({ LOG_LEVEL: 'info', ...env }, node, script)
   let out = ''
   let err = ''
   child.stdout.on('data', (chunk) => { out += chunk })

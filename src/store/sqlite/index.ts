@@ -4,6 +4,7 @@ import Database from 'better-sqlite3'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { groupCommit, stillWaiting, type WriteOptions } from '../group-commit.js'
 import type { StoreObserver } from '../observer.js'
+import { unsupportedNode } from '../../node-support.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
 import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteResult } from '../types.js'
 import { fileIdentity } from './identity.js'
@@ -46,6 +47,9 @@ function unavailable (error: unknown): StoreUnavailableError | undefined {
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const { path, synchronous = 'normal', timeout = 5000, queueLimit = 10_000, log = SILENT, observer } = options
+  // better-sqlite3 would end the process with a segfault on its first statement.
+  const refusal = unsupportedNode()
+  if (refusal !== undefined) throw new Error(`the SQLite store cannot open: ${refusal}`)
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = new Database(path, { timeout: 0 })
   db.pragma('journal_mode = WAL')
