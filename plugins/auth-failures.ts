@@ -1,10 +1,10 @@
 import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from '../src/errors.js'
 
 export interface AuthFailuresOptions {
-  /** Failed authentications an address may make per window; the next requests get a 429. */
+  /** Failed authentications an address may make per window; its next failures get a 429. */
   max: number
   /** The window, in ms. */
   timeWindow: number
@@ -14,36 +14,43 @@ export interface AuthFailuresOptions {
   store?: FastifyRateLimitStoreCtor
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Counts a failed authentication of the request's address. Past the limit, the
+     * error to answer instead of the 401 (a 429, its Retry-After set on the reply).
+     */
+    countAuthFailure?: (request: FastifyRequest, reply: FastifyReply) => Promise<HttpError | undefined>
+  }
+}
+
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>
 
 /**
- * Counts failed authentications (401) per client address (`request.ip`: behind
- * a proxy, set Fastify's `trustProxy`) and, once an address has made `max` in
- * a window, refuses its requests with a 429 and Retry-After before the token is
- * even looked at, so tokens cannot be guessed at speed. Successful requests
- * are never counted. Register it before auth, in the same scope.
+ * Limits failed authentications per client address (`request.ip`: behind a proxy,
+ * set Fastify's `trustProxy`): once an address has failed `max` times in a window,
+ * its failures get a 429 with Retry-After instead of a 401, and the connection is
+ * closed. Only failures are counted and only failures are refused: the auth plugin
+ * asks here after it has found a request's credentials wrong, so a valid token is
+ * served as usual, with no lookup, whoever shares its address. Register it before
+ * auth, in the same scope.
  */
 const authFailures: FastifyPluginAsync<AuthFailuresOptions> = async (fastify, { max, timeWindow, onRefuse, store }) => {
   let limiter: Limiter | undefined
   // In a scope of its own, so that it does not meet the per-token limiter's decorators.
   await fastify.register(async (counter) => {
-    // A failing store (Redis) must not turn every request into a 500: the check is skipped then.
+    // A failing store (Redis) must not turn every failure into a 500: the count is skipped then.
     await counter.register(fastifyRateLimit, { global: false, max, timeWindow, store, skipOnError: true })
     limiter = counter.createRateLimit()
   })
   const count = limiter as Limiter
 
-  fastify.addHook('onRequest', async (request, reply) => {
-    const state = await count(request, { increment: false })
-    if (state.isAllowed || state.remaining > 0) return
+  fastify.decorate('countAuthFailure', async (request: FastifyRequest, reply: FastifyReply) => {
+    const state = await count(request)
+    if (state.isAllowed || state.isExceeded !== true) return undefined
     onRefuse?.()
-    reply.header('retry-after', state.ttlInSeconds).header('connection', 'close')
-    throw new HttpError(429, `Too many failed authentications from this address: retry in ${state.ttlInSeconds} s.`)
-  })
-
-  // Counted before the 401 is sent, so that a burst of guesses is stopped as soon as it can be.
-  fastify.addHook('onError', async (request, _reply, error: FastifyError) => {
-    if (error instanceof HttpError && error.statusCode === 401) await count(request)
+    reply.header('retry-after', state.ttlInSeconds)
+    return new HttpError(429, `Too many failed authentications from this address: retry in ${state.ttlInSeconds} s.`)
   })
 }
 

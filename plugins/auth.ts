@@ -52,21 +52,26 @@ const auth: FastifyPluginCallback<AuthOptions> = (fastify, options, done) => {
 
   fastify.after(() => {
     const verify = fastify.verifyBearerAuth as NonNullable<typeof fastify.verifyBearerAuth>
+    // Set by the failed-authentication limit when it is registered in this scope.
+    const countFailure = fastify.countAuthFailure
     // onRequest: nothing of the body is read or parsed before the caller is known.
     fastify.addHook('onRequest', (request, reply, next) => {
       verify(request, reply, (error?: Error) => {
         if (error === undefined) return next()
-        const wrongToken = error instanceof InvalidTokenError
-        reply.header('www-authenticate', `Bearer realm="${realm}"${wrongToken ? ', error="invalid_token"' : ''}`)
         // The body of a refused request is not read: closing ends it, where keep-alive would
         // read (and discard) all of it first, however large, for a client with no token.
         reply.header('connection', 'close')
-        const message = wrongToken
-          ? 'The bearer token is not valid: send a token the service was configured with.'
-          : (error as FastifyError).code === 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER'
-              ? 'Authentication required: send an Authorization: Bearer <token> header.'
-              : 'The Authorization header is malformed: send Authorization: Bearer <token>.'
-        next(new HttpError(401, message))
+        const unauthorized = (): HttpError => {
+          const wrongToken = error instanceof InvalidTokenError
+          reply.header('www-authenticate', `Bearer realm="${realm}"${wrongToken ? ', error="invalid_token"' : ''}`)
+          return new HttpError(401, wrongToken
+            ? 'The bearer token is not valid: send a token the service was configured with.'
+            : (error as FastifyError).code === 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER'
+                ? 'Authentication required: send an Authorization: Bearer <token> header.'
+                : 'The Authorization header is malformed: send Authorization: Bearer <token>.')
+        }
+        if (countFailure === undefined) return next(unauthorized())
+        countFailure(request, reply).then((limited) => next(limited ?? unauthorized()), next)
       })
     })
   })

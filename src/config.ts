@@ -73,6 +73,8 @@ export interface Config {
   host: string
   /** Accepted bearer tokens: API_TOKENS and API_TOKENS_FILE together. */
   tokens: string[]
+  /** Where a configured token is shorter than MIN_TOKEN_LENGTH: one warning each, at start. */
+  shortTokens: string[]
   /** Set when no token was configured and one was made for this run. */
   generatedToken?: string
   databaseUrl: string
@@ -222,17 +224,25 @@ function parseCorsOrigins (value: string | undefined): string[] {
   return [...new Set(entries)]
 }
 
-function readTokens (env: Environment): string[] {
-  const fromList = (env.API_TOKENS ?? '').split(',')
-  let fromFile: string[] = []
+/** Tokens shorter than this can be guessed by whoever may try often enough: warned at start. */
+export const MIN_TOKEN_LENGTH = 32
+
+/** The tokens of API_TOKENS and API_TOKENS_FILE, and where the short ones are (never what they are). */
+function readTokens (env: Environment): { tokens: string[], short: string[] } {
+  const entries = (env.API_TOKENS ?? '').split(',').map((token, i) => [token.trim(), `API_TOKENS entry ${i + 1}`])
   if (env.API_TOKENS_FILE !== undefined) {
+    let lines: string[]
     try {
-      fromFile = readFileSync(env.API_TOKENS_FILE, 'utf8').split(/\r?\n/)
+      lines = readFileSync(env.API_TOKENS_FILE, 'utf8').split(/\r?\n/)
     } catch (error) {
       throw new ConfigError(`API_TOKENS_FILE=${JSON.stringify(env.API_TOKENS_FILE)} cannot be read: ${(error as NodeJS.ErrnoException).code}`)
     }
+    entries.push(...lines.map((token, i) => [token.trim(), `API_TOKENS_FILE line ${i + 1}`]))
   }
-  return [...new Set([...fromList, ...fromFile].map((token) => token.trim()).filter((token) => token !== ''))]
+  const given = entries.filter(([token]) => token !== '')
+  const short = given.filter(([token]) => token.length < MIN_TOKEN_LENGTH)
+    .map(([token, where]) => `the token at ${where} has ${token.length} characters: use at least ${MIN_TOKEN_LENGTH} random ones (openssl rand -base64 32)`)
+  return { tokens: [...new Set(given.map(([token]) => token))], short }
 }
 
 /** Reads and checks the environment once, at start. Throws ConfigError. */
@@ -258,7 +268,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   const webhookRetrySchedule = parseDelays('WEBHOOK_RETRY_SCHEDULE', parsed.WEBHOOK_RETRY_SCHEDULE, SCHEDULE_ACCEPTS, 100)
   const [webhookRetention] = parseDelays('WEBHOOK_RETENTION', parsed.WEBHOOK_RETENTION, RETENTION_ACCEPTS, 1)
   const corsOrigins = parseCorsOrigins(parsed.CORS_ORIGINS)
-  const tokens = readTokens(parsed)
+  const { tokens, short: shortTokens } = readTokens(parsed)
   let generatedToken: string | undefined
   if (tokens.length === 0) {
     // Only a developer's machine may run on a made-up token: a typo in NODE_ENV must not.
@@ -273,6 +283,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     port: parsed.PORT,
     host: parsed.HOST,
     tokens,
+    shortTokens,
     generatedToken,
     databaseUrl: parsed.DATABASE_URL,
     sqliteSynchronous: parsed.SQLITE_SYNCHRONOUS,

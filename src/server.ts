@@ -21,6 +21,7 @@ async function main (): Promise<void> {
   if (refusal !== undefined) throw new ConfigError(refusal)
   const config = loadConfig(process.env)
   secrets = [...databaseSecrets(config.databaseUrl), ...databaseSecrets(config.redisUrl ?? '')]
+  for (const warning of config.shortTokens) process.stderr.write(`plant-store: WARNING: ${warning}\n`)
   if (config.generatedToken !== undefined) {
     process.stderr.write('plant-store: WARNING: no API_TOKENS or API_TOKENS_FILE set; this run accepts one random token:\n' +
       `plant-store:   ${config.generatedToken}\n`)

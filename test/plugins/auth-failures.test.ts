@@ -1,26 +1,108 @@
-import t from 'tap'
-import { assertError, AUTH, build, getPlant } from '../helpers/build.js'
+import { request as httpRequest, createServer, type IncomingHttpHeaders } from 'node:http'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import t, { type Test } from 'tap'
+import { assertError, AUTH, build, getPlant, postPlant } from '../helpers/build.js'
 
 const WRONG = { authorization: 'Bearer a-guessed-token' }
 
-t.test('AUTH_FAILURE_LIMIT failures from an address: its next requests get a 429, even with a good token', async (t) => {
+t.test('past AUTH_FAILURE_LIMIT failures an address\'s failures get a 429; its valid token is still served', async (t) => {
   const app = await build(t, { AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW: '2000' })
   // Successes are not counted: however many, they leave the budget of failures whole.
   for (let i = 0; i < 50; i++) t.equal((await getPlant(app, 1)).statusCode, 404)
   for (let i = 0; i < 3; i++) assertError(t, await getPlant(app, 1, i === 1 ? {} : WRONG), 401)
 
-  const refused = await getPlant(app, 1)
+  const refused = await getPlant(app, 1, WRONG)
   assertError(t, refused, 429, /^Too many failed authentications from this address: retry in [12] s\.$/)
   t.match(refused.headers['retry-after'], /^[12]$/)
   t.equal(refused.headers.connection, 'close')
-  t.equal(refused.headers['www-authenticate'], undefined, 'the token was not even looked at')
-  assertError(t, await getPlant(app, 1, WRONG), 429)
+  t.equal(refused.headers['www-authenticate'], undefined, 'a refusal, not a challenge')
+  assertError(t, await getPlant(app, 1, {}), 429, /failed authentications/)
+  assertError(t, await getPlant(app, 1, { authorization: 'Basic abc' }), 429, /failed authentications/)
 
-  t.equal((await app.inject({ url: '/plants/1', headers: AUTH, remoteAddress: '192.0.2.1' })).statusCode, 404, 'another address is served')
+  t.equal((await getPlant(app, 1)).statusCode, 404, 'the valid token is served')
+  t.equal((await app.inject({ url: '/plants/1', headers: WRONG, remoteAddress: '192.0.2.1' })).statusCode, 401, 'another address has its own budget')
   for (const url of ['/health', '/ready', '/openapi.json']) t.equal((await app.inject(url)).statusCode, 200, `${url} is outside the limit`)
 
   await new Promise((resolve) => setTimeout(resolve, 2100))
-  t.equal((await getPlant(app, 1)).statusCode, 404, 'a new window: served again')
+  assertError(t, await getPlant(app, 1, WRONG), 401, /not valid/)
+})
+
+t.test('with the default limit, 40 failures from an address never lock out its valid token', async (t) => {
+  const app = await build(t)
+  const statuses = []
+  for (let i = 0; i < 40; i++) statuses.push((await getPlant(app, 1, i % 2 === 0 ? WRONG : {})).statusCode)
+  t.same(statuses, [...Array(20).fill(401), ...Array(20).fill(429)], 'twenty 401s, then 429s (AUTH_FAILURE_LIMIT is 20)')
+
+  for (let i = 1; i <= 30; i++) {
+    t.equal((await postPlant(app, { id: i, name: `plant ${i}` })).statusCode, 200, `create ${i}`)
+    t.equal((await getPlant(app, i)).statusCode, 200, `read ${i}`)
+    for (const headers of [WRONG, {}]) {
+      const refused = await getPlant(app, i, headers)
+      t.equal(refused.statusCode, 429)
+      t.match(refused.headers['retry-after'], /^[1-9][0-9]*$/)
+    }
+  }
+})
+
+t.test('a failed authentication is counted once, whatever else happens to the request', async (t) => {
+  const app = await build(t, { AUTH_FAILURE_LIMIT: '2' })
+  const big = { ...WRONG, 'content-type': 'application/json' }
+  assertError(t, await app.inject({ method: 'POST', url: '/plants', headers: big, payload: '{"id": 1, "name": ' }), 401, /not valid/)
+  assertError(t, await postPlant(app, { id: 1, name: 'a' }, {}), 401)
+  assertError(t, await postPlant(app, { id: 1, name: 'a' }, WRONG), 429)
+  t.equal((await postPlant(app, { id: 1, name: 'a' })).statusCode, 200, 'the valid token creates')
+})
+
+/**
+ * A reverse proxy in front of the service, as the Compose stack's load balancer is:
+ * it appends the address its client connected from to X-Forwarded-For.
+ */
+async function forwardingProxy (t: Test, target: string): Promise<number> {
+  const upstream = new URL(target)
+  const proxy = createServer((incoming, outgoing) => {
+    const forwarded = [incoming.headers['x-forwarded-for'], incoming.socket.remoteAddress].filter((value) => value !== undefined).join(', ')
+    const headers: IncomingHttpHeaders = { ...incoming.headers, 'x-forwarded-for': forwarded }
+    const relay = httpRequest({ host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers }, (answer) => {
+      outgoing.writeHead(answer.statusCode as number, answer.headers)
+      answer.pipe(outgoing)
+    })
+    relay.on('error', () => outgoing.destroy())
+    incoming.pipe(relay)
+  })
+  proxy.listen(0, '127.0.0.1')
+  await once(proxy, 'listening')
+  t.teardown(() => { proxy.closeAllConnections(); proxy.close() })
+  return (proxy.address() as AddressInfo).port
+}
+
+t.test('behind a trusted proxy (TRUST_PROXY): the address is the client\'s, and a valid token behind it is never locked out', async (t) => {
+  const app = await build(t, { TRUST_PROXY: '127.0.0.1' })
+  const port = await forwardingProxy(t, await app.listen({ port: 0, host: '127.0.0.1' }))
+  // Each client connects to the proxy from an address of its own on the loopback network.
+  const call = async (from: string, method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    const req = httpRequest({ host: '127.0.0.1', port, localAddress: from, method, path, agent: false, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' } })
+    req.end(body === undefined ? undefined : JSON.stringify(body))
+    const [res] = await once(req, 'response')
+    res.resume()
+    await once(res, 'end')
+    return { status: res.statusCode as number, retryAfter: res.headers['retry-after'] as string | undefined }
+  }
+
+  const attacker = '127.0.0.2'
+  for (let i = 0; i < 40; i++) {
+    t.equal((await call(attacker, 'GET', '/plants/1', i % 2 === 0 ? WRONG : {})).status, i < 20 ? 401 : 429, `failure ${i + 1}`)
+  }
+  t.equal((await call('127.0.0.3', 'GET', '/plants/1', WRONG)).status, 401, 'another client behind the same proxy keeps its budget')
+  for (let id = 1; id <= 30; id++) {
+    t.equal((await call(attacker, 'POST', '/plants', AUTH, { id, name: `plant ${id}` })).status, 200, `create ${id} from the same address`)
+    t.equal((await call(attacker, 'GET', `/plants/${id}`, AUTH)).status, 200, `read ${id}`)
+    for (const headers of [WRONG, {}]) {
+      const refused = await call(attacker, 'GET', `/plants/${id}`, headers)
+      t.equal(refused.status, 429)
+      t.match(refused.retryAfter, /^[1-9][0-9]*$/)
+    }
+  }
 })
 
 t.test('behind a trusted proxy the address is the one X-Forwarded-For names; otherwise the header is ignored', async (t) => {
@@ -29,13 +111,14 @@ t.test('behind a trusted proxy the address is the one X-Forwarded-For names; oth
 
   const proxied = await build(t, { AUTH_FAILURE_LIMIT: '2', TRUST_PROXY: '10.0.0.0/8' })
   for (let i = 0; i < 2; i++) assertError(t, await guess(proxied, '203.0.113.7'), 401)
-  assertError(t, await guess(proxied, '203.0.113.7', AUTH), 429)
-  t.equal((await guess(proxied, '198.51.100.9', AUTH)).statusCode, 404, 'another client behind the same proxy is served')
+  assertError(t, await guess(proxied, '203.0.113.7'), 429)
+  t.equal((await guess(proxied, '203.0.113.7', AUTH)).statusCode, 404, 'the valid token from that client is served')
+  assertError(t, await guess(proxied, '198.51.100.9'), 401, /not valid/)
   // A client cannot escape by prepending addresses of its own: the proxy appends the real one.
-  assertError(t, await guess(proxied, '192.0.2.55, 203.0.113.7', AUTH), 429)
+  assertError(t, await guess(proxied, '192.0.2.55, 203.0.113.7'), 429)
 
   const direct = await build(t, { AUTH_FAILURE_LIMIT: '2' })
   assertError(t, await guess(direct, '203.0.113.1'), 401)
   assertError(t, await guess(direct, '203.0.113.2'), 401)
-  assertError(t, await guess(direct, '203.0.113.3', AUTH), 429, /failed authentications/)
+  assertError(t, await guess(direct, '203.0.113.3'), 429, /failed authentications/)
 })

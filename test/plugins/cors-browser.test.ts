@@ -24,8 +24,9 @@ async function walk ({ api, token }: { api: string, token: string }) {
   const nextUrl = new URL(target, firstResponse.url).href
   const second = await read(await fetch(nextUrl, { headers }))
   const unauthenticated = await read(await fetch(`${api}/plants?limit=2`))
-  const limited = await read(await fetch(`${api}/plants?limit=2`, { headers }))
-  return { first, nextUrl, second, unauthenticated, limited }
+  const limited = await read(await fetch(`${api}/plants?limit=2`, { headers: { Authorization: 'Bearer a-guess' } }))
+  const servedAfter = await read(await fetch(`${api}/plants?limit=2`, { headers }))
+  return { first, nextUrl, second, unauthenticated, limited, servedAfter }
 }
 
 t.test('a page of another origin lists the plants page by page, following the Link, and reads the errors', async (t) => {
@@ -39,7 +40,7 @@ t.test('a page of another origin lists the plants page by page, following the Li
   const { port } = pages.address() as AddressInfo
   const pageOrigin = `http://127.0.0.1:${port}`
 
-  // One failed authentication is allowed per window: the second unauthenticated answer is a 429.
+  // One failed authentication is allowed per window: the second failure is a 429.
   const app = await build(t, { CORS_ORIGINS: pageOrigin, AUTH_FAILURE_LIMIT: '1' })
   const api = await app.listen({ port: 0, host: '127.0.0.1' })
   for (const [id, name] of [[1, 'Monstera'], [2, 'Fern'], [3, 'Aloe'], [4, 'Palm']] as const) {
@@ -68,6 +69,7 @@ t.test('a page of another origin lists the plants page by page, following the Li
   t.equal(seen.unauthenticated.wwwAuthenticate, 'Bearer realm="plant-store"', 'and its WWW-Authenticate')
   t.equal(seen.limited.status, 429)
   t.match(seen.limited.retryAfter, /^\d+$/, 'the page reads Retry-After')
+  t.equal(seen.servedAfter.status, 200, 'the valid token is still served')
   t.same(problems, [])
 
   // The same page served from an origin CORS_ORIGINS does not name reads nothing.

@@ -9,6 +9,7 @@ t.test('defaults', async (t) => {
     port: 3000,
     host: '127.0.0.1',
     tokens: ['a'],
+    shortTokens: ['the token at API_TOKENS entry 1 has 1 characters: use at least 32 random ones (openssl rand -base64 32)'],
     generatedToken: undefined,
     databaseUrl: 'sqlite:./data/plants.db',
     sqliteSynchronous: 'normal',
@@ -128,6 +129,11 @@ t.test('tokens from API_TOKENS and API_TOKENS_FILE together', async (t) => {
   writeFileSync(file, 'from-file-1\n\n  from-file-2  \r\nshared\n')
   const config = loadConfig({ API_TOKENS: ' one , two,,shared', API_TOKENS_FILE: file })
   t.same(config.tokens, ['one', 'two', 'shared', 'from-file-1', 'from-file-2'])
+  t.same(config.shortTokens.map((warning) => /^the token at (.+) has (\d+) characters: use at least 32 random ones/.exec(warning)?.slice(1)),
+    [['API_TOKENS entry 1', '3'], ['API_TOKENS entry 2', '3'], ['API_TOKENS entry 4', '6'], ['API_TOKENS_FILE line 1', '11'], ['API_TOKENS_FILE line 3', '11'], ['API_TOKENS_FILE line 4', '6']],
+    'each short token by its position, as often as it is given')
+  t.notMatch(config.shortTokens.join('\n'), /\b(one|two|shared|from-file-[12])\b/, 'never the token')
+  t.same(loadConfig({ API_TOKENS: 'x'.repeat(32) }).shortTokens, [], '32 characters are enough')
   t.equal(config.generatedToken, undefined)
   t.throws(() => loadConfig({ API_TOKENS_FILE: join(t.testdir(), 'missing') }),
     new ConfigError(`API_TOKENS_FILE=${JSON.stringify(join(t.testdir(), 'missing'))} cannot be read: ENOENT`))
@@ -137,6 +143,7 @@ t.test('no token: one is generated only when NODE_ENV is unset, development or t
   const config = loadConfig({})
   t.match(config.generatedToken, /^[A-Za-z0-9_-]{32}$/)
   t.same(config.tokens, [config.generatedToken])
+  t.same(config.shortTokens, [], 'the generated token is long enough')
   t.not(loadConfig({}).generatedToken, config.generatedToken, 'a new one each start')
   for (const NODE_ENV of ['development', 'test', '']) t.match(loadConfig({ NODE_ENV }).generatedToken, /^[A-Za-z0-9_-]{32}$/, NODE_ENV)
   t.throws(() => loadConfig({ NODE_ENV: 'production' }),
