@@ -1,8 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { TOKEN } from './helpers/build.js'
+import { skipUnless } from './helpers/requires.js'
 import { startServer } from './helpers/server.js'
 
 // Node ignores SIGXFSZ, so a refused write is an error, not a signal; the coverage loader
@@ -66,6 +69,69 @@ t.test('sqlite: a full disk gives 503s and /ready 503 while reads answer, logged
   const db = new Database(path, { readonly: true })
   t.teardown(() => db.close())
   t.same(db.prepare('SELECT id FROM plants ORDER BY id').pluck().all(), [1, 5, 6], 'what got a 200 is stored, what got a 503 is not')
+})
+
+/** Whether this process may mount a tmpfs (root, as in CI): tried once on a folder of its own. */
+function canMount (): boolean {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-mount-'))
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]).status === 0
+  if (mounted) spawnSync('umount', [dir])
+  rmdirSync(dir)
+  return mounted
+}
+const TMPFS = skipUnless(canMount(), 'a tmpfs cannot be mounted here (mount -t tmpfs needs root)')
+
+/** Writes zeros to `path` until the file system has no room left. */
+function fillDisk (path: string): void {
+  const fd = openSync(path, 'w')
+  const chunk = Buffer.alloc(4096)
+  try {
+    for (;;) writeSync(fd, chunk)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error
+  } finally {
+    closeSync(fd)
+  }
+}
+
+t.test('sqlite on a full 2 MiB tmpfs: /ready is 503 while plants do not fit, though its own one-row probe would, and 200 once there is room', { skip: TMPFS }, async (t) => {
+  // Outside tap's fixture folder, which tap removes before the teardowns run.
+  const disk = mkdtempSync(join(tmpdir(), 'plant-store-disk-'))
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', disk])
+  // Lazily: the server's teardown, which ends it, may come after this one.
+  t.teardown(() => {
+    execFileSync('umount', ['-l', disk])
+    rmdirSync(disk)
+  })
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${join(disk, 'plants.db')}` })
+  const post = (id: number) => fetch(`${server.url}/plants`, { method: 'POST', headers, body: JSON.stringify({ id, name: `plant ${id} `.padEnd(20_000, '~') }) })
+  const ready = async () => (await fetch(`${server.url}/ready`)).status
+
+  t.equal((await post(1)).status, 200)
+  t.equal(await ready(), 200)
+  fillDisk(join(disk, 'filler'))
+
+  let id = 2
+  let refused: Response | undefined
+  for (; id < 1000 && refused === undefined; id++) {
+    const response = await post(id)
+    if (response.status !== 200) refused = response
+    else await response.arrayBuffer()
+  }
+  t.equal(refused?.status, 503, `create ${id - 1}: 503 once the disk is full`)
+  t.match(await refused?.json(), { error: 503 })
+  // Room for the probe's one-row rewrite, not for a plant of 20 kB.
+  truncateSync(join(disk, 'filler'), statSync(join(disk, 'filler')).size - 16 * 1024)
+  for (let i = 0; i < 5; i++) t.equal(await ready(), 503, '/ready is 503: plants cannot be written')
+  t.equal((await post(id++)).status, 503, 'and creates still are')
+  t.equal((await fetch(`${server.url}/plants/1`, { headers })).status, 200, 'reads answer')
+
+  rmSync(join(disk, 'filler'))
+  t.equal(await ready(), 200, 'room again: /ready is 200')
+  const again = id++
+  t.equal((await post(again)).status, 200, 'and a create succeeds')
+  t.equal((await fetch(`${server.url}/plants/${again}`, { headers })).status, 200, 'it is stored')
+  t.equal(await ready(), 200)
 })
 
 t.test('postgres: a full disk', {

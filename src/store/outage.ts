@@ -14,6 +14,8 @@ export interface Outage {
   down (access: Access, reason: string, code?: string): void
   /** The store answered: logged when an outage ends. */
   up (access: Access): void
+  /** Whether the last write failed and none has succeeded since: the store is not ready. */
+  writesFailing (): boolean
 }
 
 /**
@@ -40,6 +42,9 @@ export function trackOutage (log: StoreLogger, store: string, observer?: StoreOb
       writesFailed = false
       observer?.available?.(true)
       log.info({}, `${store} answers again`)
+    },
+    writesFailing () {
+      return writesFailed
     }
   }
 }

@@ -34,6 +34,11 @@ export interface PostgresStoreOptions {
 // shows only when a write needs new space, which neither probe is sure to need.
 const WRITABLE = "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::boolean AS read_only"
 
+// Once writes have failed, ready means that one succeeds again: a plant of 64 kB of
+// incompressible text under a random id, inserted and rolled back, needs new heap and
+// TOAST pages as a real one does (a full disk refuses them; a lock holds it). Made only then.
+const HEADROOM = "INSERT INTO plants (id, name) SELECT (random() * 9.2e18)::bigint, string_agg(md5(random()::text), '') FROM generate_series(1, 4096) ON CONFLICT (id) DO NOTHING"
+
 // How much later than the server's statement_timeout the client gives up on an answer, in ms.
 const QUERY_TIMEOUT_MARGIN = 1000
 
@@ -160,15 +165,21 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     get: plants.get,
     list: plants.list,
 
-    // A read: it cannot see a full disk, so it does not end an outage that writes met.
+    // A read while writes succeed; once they fail, a write that rolls back, which ends the outage when it succeeds.
     async check () {
-      await run('read', async () => {
+      const writesFailing = outage.writesFailing()
+      await run(writesFailing ? 'write' : 'read', async () => {
         const client = await pool.connect()
         // A connection lost while checked out also emits 'error': the query fails with it.
         client.on('error', lost)
         try {
           const { rows } = await client.query<{ read_only: boolean }>({ name: 'plant-store-writable', text: WRITABLE })
           if (rows[0].read_only) throw readOnly()
+          if (writesFailing) {
+            await client.query('BEGIN')
+            await client.query({ name: 'plant-store-headroom', text: HEADROOM })
+            await client.query('ROLLBACK')
+          }
           client.release()
         } catch (error) {
           // The session is dropped, so the next check opens one that sees the server as it is then.

@@ -28,6 +28,9 @@ export interface SqliteStoreOptions {
 }
 
 // Errors that say the database cannot answer now, rather than that the request is wrong.
+/** Bytes /ready writes and frees while writes fail: sixteen pages, room for hundreds of ordinary plants. */
+const HEADROOM = 64 * 1024
+
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/
 
 // better-sqlite3's busy handler sleeps on the main thread, which would freeze every
@@ -65,6 +68,10 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const plants = plantStatements(db, webhooks.added)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')
+  // Once writes have failed, ready means room for them again: pages written and freed,
+  // so that they stay in the file for the writes that follow (see the migration).
+  const reserve = db.prepare<[number]>('INSERT INTO plant_store_headroom (room) VALUES (zeroblob(?))')
+  const release = db.prepare('DELETE FROM plant_store_headroom')
 
   const outage = trackOutage(log, 'SQLite', observer)
 
@@ -155,7 +162,12 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     async check () {
       run('write', () => {
         verify()
-        probe.run(Date.now())
+        if (outage.writesFailing()) {
+          reserve.run(HEADROOM)
+          release.run()
+        } else {
+          probe.run(Date.now())
+        }
       })
     },
 

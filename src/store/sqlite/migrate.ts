@@ -27,7 +27,10 @@ const MIGRATIONS = [
   CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at DESC, id DESC);
   -- The prune: succeeded deliveries by age, then the events left without deliveries.
   CREATE INDEX webhook_deliveries_succeeded ON webhook_deliveries (created_at) WHERE status = 'succeeded';
-  CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`
+  CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`,
+  // While writes fail, /ready writes a batch's worth of room here and frees it again: a
+  // full disk can still take the probe's one-row rewrite where a plant no longer fits.
+  'CREATE TABLE plant_store_headroom (room BLOB NOT NULL) STRICT'
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */
