@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { FastHistogram, type Series } from './durations.js'
 import type { SharedLimitsObserver } from '../shared-limits.js'
 import type { StoreObserver } from '../store/observer.js'
 import type { WebhookStore } from '../store/webhook-types.js'
@@ -39,13 +40,8 @@ export function createMetrics (): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
 
-  const durations = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from the request\'s arrival to its answer, by method, route template and status code',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: SECONDS,
-    registers: [registry]
-  })
+  const durations = new FastHistogram('http_request_duration_seconds',
+    'Time from the request\'s arrival to its answer, by method, route template and status code', SECONDS, registry)
   // The histogram's count, under the name dashboards expect: copied when scraped, so
   // that a request pays for one observation, not two (measured with npm run bench).
   // eslint-disable-next-line no-new -- registered: read when scraped
@@ -56,8 +52,8 @@ export function createMetrics (): Metrics {
     registers: [registry],
     async collect () {
       this.reset()
-      for (const { metricName, labels, value } of (await durations.get()).values) {
-        if (metricName === 'http_request_duration_seconds_count') this.inc(labels as Partial<RequestLabels>, value)
+      for (const series of durations.all()) {
+        if (series.count > 0) this.inc(series.labels as unknown as RequestLabels, series.count)
       }
     }
   })
@@ -146,7 +142,7 @@ export function createMetrics (): Metrics {
   })
 
   // The label objects of each combination seen, made once rather than per request.
-  const labels = new Map<string, RequestLabels>()
+  const labels = new Map<string, Series>()
 
   return {
     registry,
@@ -154,12 +150,12 @@ export function createMetrics (): Metrics {
     request (raw, route, status, seconds) {
       const method = METHODS.has(raw) ? raw : 'other'
       const key = `${method} ${route} ${status}`
-      let known = labels.get(key)
-      if (known === undefined) {
-        known = { method, route, status_code: String(status) }
-        labels.set(key, known)
+      let series = labels.get(key)
+      if (series === undefined) {
+        series = durations.labels({ method, route, status_code: String(status) })
+        labels.set(key, series)
       }
-      durations.observe(known, seconds)
+      series.observe(seconds)
     },
 
     refused (reason) {
