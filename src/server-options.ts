@@ -1,11 +1,10 @@
 import { STATUS_CODES, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyHttpOptions, FastifyRequest } from 'fastify'
+import type { FastifyHttpOptions } from 'fastify'
 import type { Config } from './config.js'
 import { sendFrameworkError } from './errors.js'
-import { redactUrl } from './redact.js'
 import { requestId } from './request-id.js'
-import { RequestLog } from './request-log.js'
+import { RequestLog, serializeRequest } from './request-log.js'
 
 // The response Node is writing on a connection, if any (Node's own parse-error
 // answer consults the same property before it writes).
@@ -51,17 +50,6 @@ export interface LogStream {
 }
 
 export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout' | 'trustProxy'>
-
-// Fastify's own request serializer, but a token in the query string is not logged.
-function serializeRequest (request: FastifyRequest) {
-  return {
-    method: request.method,
-    url: redactUrl(request.url),
-    host: request.host,
-    remoteAddress: request.ip,
-    remotePort: request.socket?.remotePort
-  }
-}
 
 /**
  * The Fastify server options, shared by the server process and the tests.
