@@ -13,6 +13,15 @@ export function machine (): string {
 export const LOAD_HEADER = 'req/s | × baseline | server CPU µs/req | p50 ms | p99 ms | errors | non-2xx'
 export const LOAD_ALIGN = '---:|---:|---:|---:|---:|---:|---:'
 
+export const FLOOR_HEADER = 'req/s | × floor | server CPU µs/req | CPU × floor | p50 ms | p99 ms | errors | non-2xx'
+export const FLOOR_ALIGN = '---:|---:|---:|---:|---:|---:|---:|---:'
+
+/** The load columns of one row against the floor measured in the same run: req/s over its req/s, its CPU per request over this row's. */
+export function floorCells (result: LoadResult, floor: LoadResult): string {
+  return `${fmt(result.requests)} | ${fmt(result.requests / floor.requests, 2)} | ${fmt(result.cpuUsPerRequest)} | ` +
+    `${fmt(floor.cpuUsPerRequest / result.cpuUsPerRequest, 2)} | ${result.p50} | ${result.p99} | ${result.errors} | ${result.non2xx}`
+}
+
 /** The load columns of one row: its ratio to the baseline's same workload, measured in the same run. */
 export function loadCells (result: LoadResult, baseline: LoadResult): string {
   return `${fmt(result.requests)} | ${fmt(result.requests / baseline.requests, 2)} | ${fmt(result.cpuUsPerRequest)} | ` +

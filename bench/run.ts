@@ -11,7 +11,7 @@ import { create, getPath, getRandom, load, rss, startServer, stopServer, type Se
 import { otlpSink } from './otlp-sink.js'
 import { find, runPhase, type Row, type Target } from './phase.js'
 import { freshDatabase, hasPgbench, pgbenchTps } from './pgbench.js'
-import { fmt, LOAD_ALIGN, LOAD_HEADER, loadCells, machine, writeSection } from './report.js'
+import { floorCells, FLOOR_ALIGN, FLOOR_HEADER, fmt, LOAD_ALIGN, LOAD_HEADER, loadCells, machine, writeSection } from './report.js'
 import { drained, measureSender, startReceiver, subscribe, type SenderFigures } from './webhooks.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -23,6 +23,7 @@ const PG_URL = process.env.PLANT_STORE_TEST_PG_URL
 const here = fileURLToPath(new URL('.', import.meta.url))
 const SERVER = join(here, '..', 'src', 'server.js')
 const BASELINE = join(here, 'baseline-server.js')
+const FLOOR = join(here, 'floor-server.js')
 const withPg = PG_URL !== undefined && PG_URL !== ''
 const started = performance.now()
 const loadAtStart = loadavg()[0]
@@ -32,12 +33,17 @@ const loadAtStart = loadavg()[0]
 const taskset = spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'))
 const phase = { taskset, warmUpRequests: WARM_UP_REQUESTS, warmUpSeconds: WARM_UP_SECONDS, seconds: SECONDS }
-const baseline = (): Target => ({ name: 'baseline', script: BASELINE, env: { DATABASE_URL: 'sqlite::memory:' } })
+// Every row against the floor (bare Fastify, bearer auth, the schemas, a Map); the
+// service with a store that keeps nothing is the cost of everything but the store.
+const FLOOR_NAME = 'floor: bare Fastify, bearer auth, schemas, a Map'
+const EMPTY = 'the service, a store that keeps nothing'
+const floor = (plants = 0): Target => ({ name: FLOOR_NAME, script: FLOOR, env: { BENCH_PLANTS: String(plants) } })
+const baseline = (): Target => ({ name: EMPTY, script: BASELINE, env: { DATABASE_URL: 'sqlite::memory:' } })
 const postgres = (url: string): Target => ({ name: 'PostgreSQL', script: SERVER, env: { DATABASE_URL: url, DATABASE_POOL_SIZE: '10' } })
 
 // Creates: POST /plants with unique ids into empty stores.
 const CREATE = 'POST /plants, unique ids'
-const createTargets: Target[] = [baseline(),
+const createTargets: Target[] = [floor(), baseline(),
   { name: 'SQLite, synchronous=normal', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'normal.db')}`, SQLITE_SYNCHRONOUS: 'normal' } },
   { name: 'SQLite, synchronous=full', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'full.db')}`, SQLITE_SYNCHRONOUS: 'full' } }]
 let creates: Row[]
@@ -123,7 +129,7 @@ const reads: Array<[string, Workload]> = [
 ]
 const stores: Array<{ name: string, url: string, fillMs: number, pages?: PageTimes }> = []
 const readDb = withPg ? await freshDatabase(PG_URL) : undefined
-const readTargets: Target[] = [baseline()]
+const readTargets: Target[] = [floor(PLANTS), baseline()]
 let readRows: Row[]
 try {
   for (const [name, url] of [['SQLite', `sqlite:${join(dir, 'big.db')}`], ...(readDb ? [['PostgreSQL', readDb.url]] : [])]) {
@@ -145,10 +151,13 @@ await load(soak, create, SOAK_SECONDS, (elapsed) => { samples.push([elapsed, rss
 await stopServer(soak)
 rmSync(dir, { recursive: true, force: true })
 
+const FLOOR_NOTE = '× floor: req/s over the floor\'s, and the floor\'s server CPU per request over this row\'s (both above 1 when faster than the floor). ' +
+  `The floor is bare Fastify with @fastify/bearer-auth, the service's TypeBox schemas and a Map (bench/floor-server.ts); "${EMPTY}" is the whole service with a store that does nothing (bench/baseline-server.ts): the cost of everything but the store.`
 const lines = [
   '### Creates into empty stores', '',
-  `| request | store | ${LOAD_HEADER} |`, `|---|---|${LOAD_ALIGN}|`,
-  ...creates.map((r) => `| ${r.workload} | ${r.target} | ${loadCells(r.result, find(creates, CREATE, 'baseline'))} |`)
+  `| request | server | ${FLOOR_HEADER} |`, `|---|---|${FLOOR_ALIGN}|`,
+  ...creates.map((r) => `| ${r.workload} | ${r.target} | ${floorCells(r.result, find(creates, CREATE, FLOOR_NAME))} |`),
+  '', FLOOR_NOTE
 ]
 if (pgbench !== undefined) {
   lines.push(`| pgbench: the same single-row INSERT, 50 clients | | ${fmt(pgbench)} tps |${' |'.repeat(6)}`,
@@ -180,14 +189,15 @@ lines.push('', '### Webhooks', '',
   '', `The sender alone: a fresh server with one endpoint, under the create load for ${SECONDS} s; then the time until its backlog (\`plant_store_webhook_backlog\`) is 0; ` +
     `then ${senders[0]?.figures.latency.samples ?? 0} single creates 20 ms apart, each from the POST's sending to the receiver's having the delivery.`)
 lines.push('', `### Reads from ${fmt(PLANTS)} plants`, '',
-  `| request | store | ${LOAD_HEADER} |`, `|---|---|${LOAD_ALIGN}|`,
-  ...readRows.map((r) => `| ${r.workload} | ${r.target} | ${loadCells(r.result, find(readRows, r.workload, 'baseline'))} |`),
+  `| request | server | ${FLOOR_HEADER} |`, `|---|---|${FLOOR_ALIGN}|`,
+  ...readRows.map((r) => `| ${r.workload} | ${r.target} | ${floorCells(r.result, find(readRows, r.workload, FLOOR_NAME))} |`),
+  '', `The floor's reads answer from a Map of ${fmt(PLANTS)} plants; its list answers the first ${'`limit`'} of them, at any cursor.`,
   '', `Filling ${fmt(PLANTS)} plants with one statement: ${stores.map((s) => `${s.name} ${fmt(s.fillMs / 1000, 1)} s`).join(', ')}.`,
   '', '### Deep page against first page', '',
   '| store | first page req/s | deep page req/s | deep ÷ first, time per request | the same, over the baseline\'s | first page CPU µs/req | deep page CPU µs/req | deep ÷ first, CPU | store alone, first page µs | store alone, deep page µs | deep ÷ first, store alone |',
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...stores.map((s) => {
-    const [first, deep, baseFirst, baseDeep] = [[1, s.name], [2, s.name], [1, 'baseline'], [2, 'baseline']]
+    const [first, deep, baseFirst, baseDeep] = [[1, s.name], [2, s.name], [1, EMPTY], [2, EMPTY]]
       .map(([i, name]) => find(readRows, reads[i as number][0], name as string))
     const pages = s.pages as PageTimes
     return `| ${s.name} | ${fmt(first.requests)} | ${fmt(deep.requests)} | ${fmt(first.requests / deep.requests, 2)} | ` +
