@@ -1,6 +1,7 @@
 import t from 'tap'
+import { pollUntil } from './helpers/bounded.js'
 import { TOKEN } from './helpers/build.js'
-import { startServer } from './helpers/server.js'
+import { exited, startServer } from './helpers/server.js'
 import { forEachStore } from './helpers/stores.js'
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
@@ -12,6 +13,8 @@ forEachStore(t, (t, _build, databaseUrl) => {
     const acknowledged: number[] = []
     let next = 1
     const stop = new AbortController()
+    // The clients stop with the test, whatever ends it.
+    t.teardown(() => { stop.abort() })
 
     // 32 clients posting unique ids back to back until the process dies under them.
     const clients = Array.from({ length: 32 }, async () => {
@@ -25,10 +28,10 @@ forEachStore(t, (t, _build, databaseUrl) => {
         }
       }
     })
-    while (acknowledged.length < 300) await new Promise((resolve) => setTimeout(resolve, 5))
+    await pollUntil(() => acknowledged.length >= 300, 60_000, () => `300 plants acknowledged (${acknowledged.length} were)`, 5)
     first.child.kill('SIGKILL')
     stop.abort()
-    await first.exit
+    await exited(first)
     await Promise.all(clients)
     t.ok(acknowledged.length >= 300, `${acknowledged.length} plants acknowledged before the kill`)
 
@@ -40,6 +43,6 @@ forEachStore(t, (t, _build, databaseUrl) => {
     }
     t.same(missing, [], 'nothing acknowledged was lost')
     second.child.kill('SIGTERM')
-    await second.exit
+    await exited(second)
   })
 })

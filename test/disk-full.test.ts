@@ -6,7 +6,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { TOKEN } from './helpers/build.js'
 import { skipUnless } from './helpers/requires.js'
-import { startServer } from './helpers/server.js'
+import { exited, startServer } from './helpers/server.js'
 
 // Node ignores SIGXFSZ, so a refused write is an error, not a signal; the coverage loader
 // the child runs under re-raises the signals it watches unless another listener is there.
@@ -56,7 +56,7 @@ t.test('sqlite: a full disk gives 503s and /ready 503 while reads answer, logged
   t.equal(await ready(), 200)
   t.equal((await post(6)).status, 200)
   server.child.kill('SIGTERM')
-  t.equal((await server.exit).code, 0)
+  t.equal((await exited(server)).code, 0)
 
   const lines = server.stdout().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line))
   const outage = lines.filter((line) => /SQLite/.test(line.msg)).map((line) => [line.level, line.msg])

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import t from 'tap'
 import { TOKEN } from './helpers/build.js'
-import { COMPILED_SERVER, startServer } from './helpers/server.js'
+import { COMPILED_SERVER, exited, startServer } from './helpers/server.js'
 
 // Node.js 24.19 and later abort when the garbage collector finalizes, at a moment when
 // no JavaScript context is entered, an object of an addon built on node::ObjectWrap,
@@ -42,7 +42,7 @@ for (const start of [1, 2, 3]) {
     t.equal(server.child.exitCode, null, 'the process still runs')
 
     server.child.kill('SIGTERM')
-    t.same(await server.exit, { code: 0, signal: null }, `it stopped by itself: ${server.stderr()}`)
+    t.same(await exited(server), { code: 0, signal: null }, `it stopped by itself: ${server.stderr()}`)
     t.notMatch(server.stderr(), /Assertion failed|Segmentation/)
   })
 }

@@ -6,6 +6,7 @@ import { dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
+import { bounded } from './helpers/bounded.js'
 
 // The package seen from outside: packed, installed into a host app of its own,
 // compiled against the published types and run as a real process.
@@ -187,19 +188,26 @@ t.test('the packed package, installed into a host app', async (t) => {
   t.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
     child.kill('SIGTERM')
-    await once(child, 'exit')
+    try {
+      await bounded(once(child, 'exit'), 30_000, 'the host app ending after SIGTERM')
+    } catch (error) {
+      child.kill('SIGKILL')
+      throw error
+    }
   })
   let out = ''
   let err = ''
   child.stdout.on('data', (chunk) => { out += chunk })
   child.stderr.on('data', (chunk) => { err += chunk })
-  const base = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     child.stdout.on('data', () => {
       const match = /listening (http:\/\/\S+)/.exec(out)
       if (match !== null) resolve(match[1])
     })
     child.once('exit', (code) => reject(new Error(`the host exited with ${code}: ${err}`)))
   })
+  // Past that the test fails; its teardown stops the host.
+  const base = await bounded(listening, 60_000, 'the host app listening', () => `stdout: ${out}\nstderr: ${err}`)
   const bearer = { authorization: `Bearer ${TOKEN}` }
 
   t.test('/v1 with our auth follows the contract', async (t) => {

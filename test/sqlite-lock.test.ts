@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import t from 'tap'
+import { bounded } from './helpers/bounded.js'
 import { assertError, AUTH, build, getPlant, postPlant } from './helpers/build.js'
 
 const TIMEOUT = 1000
@@ -29,8 +30,12 @@ t.test('a write lock held by another process: /health at once, creates 503 in ti
   t.equal((await postPlant(app, { id: 1, name: 'Before' })).statusCode, 200)
 
   const holder = spawn(process.execPath, ['-e', HOLDER, path], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] })
+  // Listened for now: the holder may end before it is told to (if it fails), and an
+  // 'exit' listened for only after the release would then never come.
+  const holderExit = once(holder, 'exit')
   t.teardown(() => { holder.kill('SIGKILL') })
-  await once(holder.stdout, 'data')
+  await bounded(Promise.race([once(holder.stdout, 'data'), holderExit.then(([code]) => { throw new Error(`the holder exited with ${code} before it locked`) })]),
+    30_000, 'the holder taking the write lock')
 
   // /health every 10 ms for as long as the lock is held: each answer's time is the event loop's freedom.
   const health: number[] = []
@@ -68,7 +73,7 @@ t.test('a write lock held by another process: /health at once, creates 503 in ti
   t.ok(percentile(health, 0.99) < 50, `/health p99 ${percentile(health, 0.99).toFixed(1)} ms, max ${Math.max(...health).toFixed(1)} ms`)
 
   holder.stdin.write('release\n')
-  await once(holder, 'exit')
+  await bounded(holderExit, 30_000, 'the holder releasing the lock and exiting')
   const start = performance.now()
   const after = await postPlant(app, { id: 2, name: 'After' })
   t.equal(after.statusCode, 200, 'a create commits as soon as the lock is gone')

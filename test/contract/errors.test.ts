@@ -2,18 +2,28 @@ import { once } from 'node:events'
 import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
+import { bounded } from '../helpers/bounded.js'
 import { assertError, AUTH, build, getPlant } from '../helpers/build.js'
 
-/** Sends raw bytes to a listening app and returns the whole answer. */
+/** How long the app may take to answer on a connection and close it: many times what it takes. */
+const CLOSE_MS = 15_000
+
+/** Sends raw bytes to a listening app and returns the whole answer, once it closes the connection (within CLOSE_MS). */
 async function raw (app: FastifyInstance, request: string): Promise<string> {
   const address = app.server.address() as { port: number }
-  return await new Promise((resolve, reject) => {
-    const socket = connect(address.port, '127.0.0.1', () => socket.end(request))
-    let answer = ''
+  const socket = connect(address.port, '127.0.0.1', () => socket.end(request))
+  let answer = ''
+  const closed = new Promise<string>((resolve, reject) => {
     socket.on('data', (chunk) => { answer += chunk.toString() })
     socket.on('close', () => resolve(answer))
     socket.on('error', reject)
   })
+  try {
+    return await bounded(closed, CLOSE_MS, 'the app closing the connection', () => `received: ${JSON.stringify(answer)}`)
+  } catch (error) {
+    socket.destroy()
+    throw error
+  }
 }
 
 function errorBodyOf (answer: string): unknown {
@@ -72,6 +82,9 @@ t.test('a request that arrives while shutting down gets a 503 with the Error bod
   const app = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
+  // Listened for now: were the connection closed during the pauses below, a 'close'
+  // listened for only after them would never come.
+  const socketClosed = once(socket, 'close')
   await once(socket, 'connect')
   let answer = ''
   socket.on('data', (chunk) => { answer += chunk.toString() })
@@ -82,7 +95,7 @@ t.test('a request that arrives while shutting down gets a 503 with the Error bod
   const closed = app.close()
   await new Promise((resolve) => setTimeout(resolve, 100))
   socket.end(`${body.slice(1)}GET /plants/1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
-  await once(socket, 'close')
+  await bounded(socketClosed, CLOSE_MS, 'the app closing the connection', () => `received: ${JSON.stringify(answer)}`)
   await closed
   const [first, second] = answer.split(/(?=HTTP\/1.1 )/)
   t.match(first, /^HTTP\/1.1 200 OK\r\n/, 'the request in flight is answered')

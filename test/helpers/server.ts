@@ -2,10 +2,20 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import { bounded } from './bounded.js'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 /** What `npm start` runs: the build of src/server.ts (`npm test` builds it before the tests). */
 export const COMPILED_SERVER = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url))
+/**
+ * How long a server process may take to start (listening, or failing), and to end once
+ * told to: many times what it takes, so that only a process that hangs fails. A start
+ * under the TypeScript loader, which compiles src/ first, took 10 s on a busy 2-core
+ * machine, and 28 s for three at once; a stop takes well under a second, 10 s at most
+ * (its grace period after SIGTERM).
+ */
+export const START_MS = 120_000
+export const EXIT_MS = 60_000
 
 // The TypeScript loader this test runs under, and coverage collected from the child too;
 // the compiled server runs under Node alone, as in production.
@@ -22,13 +32,15 @@ export interface RunningServer {
   url: string
   stdout: () => string
   stderr: () => string
+  /** Settles once the process has ended and its output has all been read. */
   exit: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
 }
 
 /**
  * Starts src/server.ts as its own process, with the TypeScript loader this
  * test runs under (and `node`, more options for Node), or `script` (the
- * compiled server), and resolves once it listens (or rejects if it exits first).
+ * compiled server), and resolves once it listens (or rejects if it exits first,
+ * or has not listened within START_MS).
  */
 export async function startServer (t: Test, env: Record<string, string>, node: string[] = [], script = SERVER): Promise<RunningServer> {
   const child = spawnServer({ LOG_LEVEL: 'info', ...env }, node, script)
@@ -36,10 +48,12 @@ export async function startServer (t: Test, env: Record<string, string>, node: s
   let err = ''
   child.stdout.on('data', (chunk) => { out += chunk })
   child.stderr.on('data', (chunk) => { err += chunk })
-  const exit = once(child, 'exit').then(([code, signal]) => ({ code, signal }))
+  // Listened for from the start, so that an end before anyone awaits it is not missed; and
+  // 'close' rather than 'exit', which can come before the last of stdout and stderr is read.
+  const exit = once(child, 'close').then(([code, signal]) => ({ code, signal }))
   t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
 
-  const url = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     const look = (): void => {
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
       if (match !== null) resolve(match[1])
@@ -47,14 +61,27 @@ export async function startServer (t: Test, env: Record<string, string>, node: s
     child.stdout.on('data', look)
     exit.then(({ code }) => reject(new Error(`the server exited with ${code} before listening: ${err}`)), reject)
   })
+  // Past START_MS the test fails; its teardown kills the process.
+  const url = await bounded(listening, START_MS, `the server (pid ${child.pid}) listening`, () => `stdout: ${out}\nstderr: ${err}`)
   return { child, url, stdout: () => out, stderr: () => err, exit }
 }
 
-/** Runs the server expecting it not to start. */
+/** The server's end (`server.exit`), awaited at most `ms`; past that the test fails, and its teardown kills the process. */
+export async function exited (server: RunningServer, ms = EXIT_MS): Promise<{ code: number | null, signal: NodeJS.Signals | null }> {
+  return await bounded(server.exit, ms, `the server (pid ${server.child.pid}) ending`, () => `stderr: ${server.stderr()}`)
+}
+
+/** Runs the server expecting it not to start: it must end by itself within START_MS. */
 export async function failedStart (env: Record<string, string>): Promise<{ code: number | null, stderr: string }> {
   const child = spawnServer(env)
   let stderr = ''
   child.stderr.on('data', (chunk) => { stderr += chunk })
-  const [code] = await once(child, 'exit')
-  return { code, stderr }
+  // 'close', not 'exit': the process has ended and its stderr has all been read.
+  const ended = once(child, 'close')
+  try {
+    const [code] = await bounded(ended, START_MS, `the server (pid ${child.pid}) ending by itself`, () => `stderr: ${stderr}`)
+    return { code, stderr }
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
 }

@@ -7,7 +7,7 @@ import { openStore } from '../../src/store/index.js'
 import { makeSecret } from '../../src/webhooks/signing.js'
 import { TOKEN } from './build.js'
 import type { Receiver } from './receiver.js'
-import type { RunningServer } from './server.js'
+import { exited, type RunningServer } from './server.js'
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
 
@@ -59,10 +59,10 @@ export async function postPlants (urls: string[], from: number, to: number, clie
   return acknowledged
 }
 
-/** Stops a server process the way an orchestrator does, and waits for it to exit. */
+/** Stops a server process the way an orchestrator does, and waits for it to exit (within EXIT_MS). */
 export async function stopServer (server: RunningServer): Promise<void> {
   server.child.kill('SIGTERM')
-  await server.exit
+  await exited(server)
 }
 
 /** The service built in this process as the server builds it (a restart, or a second instance), closed when the test ends. */

@@ -3,6 +3,8 @@ import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
+import { bounded } from '../helpers/bounded.js'
+import { EXIT_MS, START_MS } from '../helpers/server.js'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 const DESCRIPTORS = 200
@@ -18,17 +20,27 @@ async function startLimited (t: Test, env: Record<string, string>) {
   let out = ''
   child.stdout.on('data', (chunk) => { out += chunk })
   const exit = once(child, 'exit')
-  while (!/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(out)) {
-    await Promise.race([once(child.stdout, 'data'), exit.then(() => { throw new Error(`exited before listening: ${out}`) })])
-  }
+  const listening = (async () => {
+    while (!/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(out)) {
+      await Promise.race([once(child.stdout, 'data'), exit.then(() => { throw new Error(`exited before listening: ${out}`) })])
+    }
+  })()
+  // Past START_MS the test fails; its teardown kills the process.
+  await bounded(listening, START_MS, 'the server listening', () => `stdout: ${out}`)
   const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1])
   return { child, port, out: () => out, exit }
 }
 
-/** Opens `count` idle connections (no request, no token) and waits until each is up or refused. */
+/** Opens `count` idle connections (no request, no token) and waits (30 s at most) until each is up or refused. */
 async function idle (port: number, count: number): Promise<Socket[]> {
   const sockets = Array.from({ length: count }, () => connect(port, '127.0.0.1').on('error', () => {}))
-  await Promise.all(sockets.map((socket) => Promise.race([once(socket, 'connect'), once(socket, 'close')])))
+  const settled = Promise.all(sockets.map((socket) => Promise.race([once(socket, 'connect'), once(socket, 'close')])))
+  try {
+    await bounded(settled, 30_000, `${count} connections up or refused`)
+  } catch (error) {
+    for (const socket of sockets) socket.destroy()
+    throw error
+  }
   return sockets
 }
 
@@ -62,7 +74,7 @@ t.test('a full descriptor table: the process stays up, and serves again as conne
   t.equal(created.status, 200, 'and writes to the store')
   t.notMatch(server.out(), /EMFILE|uncaught|shutting down/, 'no error, no shutdown')
   server.child.kill('SIGTERM')
-  t.same(await server.exit, [0, null])
+  t.same(await bounded(server.exit, EXIT_MS, 'the server ending'), [0, null])
 })
 
 t.test('MAX_CONNECTIONS: connections beyond it are refused at once, and logged, not one line each', async (t) => {
@@ -78,5 +90,5 @@ t.test('MAX_CONNECTIONS: connections beyond it are refused at once, and logged, 
   t.equal(warnings.length, 1, 'one line for the burst')
   t.match(JSON.parse(warnings[0]), { level: 40, maxConnections: 50 })
   server.child.kill('SIGTERM')
-  t.same(await server.exit, [0, null])
+  t.same(await bounded(server.exit, EXIT_MS, 'the server ending'), [0, null])
 })

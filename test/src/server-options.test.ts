@@ -2,12 +2,16 @@ import { once } from 'node:events'
 import { createServer, connect, type Socket } from 'node:net'
 import t, { type Test } from 'tap'
 import { serverOptions } from '../../src/server-options.js'
+import { bounded } from '../helpers/bounded.js'
 
 const { clientErrorHandler } = serverOptions({ bodyLimit: 1, logLevel: 'silent', requestTimeout: 1000, headersTimeout: 1000, keepAliveTimeout: 1000, trustProxy: false }) as {
   clientErrorHandler: (error: NodeJS.ErrnoException, socket: Socket) => void
 }
 
-/** A real connected socket pair: the server side for the handler, the client side to read. */
+/**
+ * A real connected socket pair: the server side for the handler, the client side to read;
+ * `answer` is all the client read once its side closes, within 10 s (it takes milliseconds).
+ */
 async function pair (t: Test): Promise<{ server: Socket, answer: Promise<string> }> {
   const listener = createServer()
   listener.listen(0, '127.0.0.1')
@@ -18,7 +22,8 @@ async function pair (t: Test): Promise<{ server: Socket, answer: Promise<string>
   server.on('error', () => {})
   let data = ''
   client.on('data', (chunk) => { data += chunk })
-  const answer = once(client, 'close').then(() => data)
+  const answer = bounded(once(client, 'close'), 10_000, 'the connection closing', () => `received: ${JSON.stringify(data)}`).then(() => data)
+  t.teardown(() => { client.destroy() })
   return { server, answer }
 }
 

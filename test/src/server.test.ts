@@ -3,7 +3,8 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { failedStart, startServer } from '../helpers/server.js'
+import { bounded, pollUntil } from '../helpers/bounded.js'
+import { EXIT_MS, exited, failedStart, START_MS, startServer } from '../helpers/server.js'
 
 t.test('a fresh start: prints a token, creates and reads a plant over HTTP, stops on SIGTERM', async (t) => {
   const dir = t.testdir()
@@ -24,7 +25,7 @@ t.test('a fresh start: prints a token, creates and reads a plant over HTTP, stop
   t.notMatch(server.stdout(), token, 'the token never reaches the log')
 
   server.child.kill('SIGTERM')
-  t.same(await server.exit, { code: 0, signal: null })
+  t.same(await exited(server), { code: 0, signal: null })
 })
 
 t.test('a bad variable stops the start with one line and exit code 1', async (t) => {
@@ -64,15 +65,20 @@ t.test('at a terminal the log is pretty-printed; elsewhere it is JSON lines', as
     stdio: ['pipe', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  // Listened for from the start: it may end before it says it listens.
+  const ended = once(child, 'close')
   let out = ''
   child.stdout.on('data', (chunk) => { out += chunk })
   const plain = (): string => out.replace(/\x1b\[[0-9;]*m/g, '') // eslint-disable-line no-control-regex
-  while (!/INFO \((\d+)\): Server listening at (http:\S+)/.test(plain())) await once(child.stdout, 'data')
+  await bounded(Promise.race([
+    pollUntil(() => /INFO \((\d+)\): Server listening at (http:\S+)/.test(plain()), START_MS, 'the server listening'),
+    ended.then(() => { throw new Error(`the server ended before it listened: ${plain()}`) })
+  ]), START_MS, 'the server listening', plain)
   const [, pid, url] = /INFO \((\d+)\): Server listening at (http:\S+)/.exec(plain()) as RegExpExecArray
 
   t.equal((await fetch(`${url}/plants/1`, { headers: { authorization: 'Bearer a' } })).status, 404)
   process.kill(Number(pid), 'SIGTERM')
-  await once(child, 'exit')
+  await bounded(ended, EXIT_MS, 'the server ending on SIGTERM', plain)
   t.match(plain(), /INFO \(\d+\): request completed\r?\n\s+reqId: "[\w-]+"\r?\n\s+req: {/)
   t.match(plain(), /INFO \(\d+\): store closed/)
   t.notMatch(out, /{"level"/, 'no JSON line')

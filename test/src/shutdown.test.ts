@@ -3,10 +3,14 @@ import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { bounded, pollUntil } from '../helpers/bounded.js'
 import { TOKEN } from '../helpers/build.js'
-import { startServer, type RunningServer } from '../helpers/server.js'
+import { exited, startServer, type RunningServer } from '../helpers/server.js'
 
 const HEADERS = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
+
+/** How long an answer on a connection to the server may take: many times what it takes. */
+const ANSWER_MS = 30_000
 
 /**
  * A POST in flight: resolves once the server has its headers (it answered
@@ -22,13 +26,16 @@ async function slowPost (url: string, body: string): Promise<{ finish: () => voi
   const half = Math.floor(body.length / 2)
   socket.write(`POST /plants HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${TOKEN}\r\n` +
     `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`)
-  while (!data.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) await once(socket, 'data')
+  const continued = (async () => {
+    while (!data.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) await once(socket, 'data')
+  })()
+  await bounded(continued, ANSWER_MS, '100 Continue', () => `received: ${JSON.stringify(data)}`)
   socket.write(body.slice(0, half))
   return { finish: () => { socket.write(body.slice(half)) }, answer }
 }
 
 async function waitFor (server: RunningServer, pattern: RegExp): Promise<void> {
-  while (!pattern.test(server.stdout())) await sleep(20)
+  await pollUntil(() => pattern.test(server.stdout()), 30_000, `a log line ${pattern}`)
 }
 
 function logLines (server: RunningServer): Array<{ msg: string }> {
@@ -53,9 +60,9 @@ t.test('SIGTERM: in-flight requests finish, every 200 is committed, the store cl
   t.equal(server.child.exitCode, null, 'still running: waiting for the in-flight request')
   slow.finish()
 
-  t.match(await slow.answer, /^HTTP\/1.1 100 Continue\r\n\r\nHTTP\/1.1 200 OK\r\n[^]*\r\n\r\n{"name":"Slow fern","tag":"in flight"}$/, 'the in-flight request is answered')
+  t.match(await bounded(slow.answer, ANSWER_MS, 'the in-flight request\'s answer'), /^HTTP\/1.1 100 Continue\r\n\r\nHTTP\/1.1 200 OK\r\n[^]*\r\n\r\n{"name":"Slow fern","tag":"in flight"}$/, 'the in-flight request is answered')
   const results = await Promise.all(burst)
-  t.same(await server.exit, { code: 0, signal: null })
+  t.same(await exited(server), { code: 0, signal: null })
 
   const ok = results.filter((r) => r.status === 200)
   t.ok(ok.length > 0, `${ok.length} of the burst answered 200`)
@@ -70,7 +77,7 @@ t.test('SIGTERM: in-flight requests finish, every 200 is committed, the store cl
   t.same(await read(1), { name: 'Slow fern', tag: 'in flight' })
   for (const r of ok) t.same(await read(r.plant.id), { name: r.plant.name }, `plant ${r.plant.id}`)
   again.child.kill('SIGTERM')
-  t.same(await again.exit, { code: 0, signal: null })
+  t.same(await exited(again), { code: 0, signal: null })
 })
 
 t.test('a second signal exits at once, without waiting for the in-flight request', async (t) => {
@@ -80,8 +87,8 @@ t.test('a second signal exits at once, without waiting for the in-flight request
   await waitFor(server, /"msg":"shutting down"/)
   const start = Date.now()
   server.child.kill('SIGTERM')
-  t.same(await server.exit, { code: 1, signal: null })
+  t.same(await exited(server), { code: 1, signal: null })
   t.ok(Date.now() - start < 3000, 'at once, not after the 10 s grace delay')
   t.match(server.stdout(), /"msg":"second SIGTERM, exiting"/)
-  await slow.answer
+  await bounded(slow.answer, ANSWER_MS, 'the end of the in-flight request\'s connection')
 })

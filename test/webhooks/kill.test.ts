@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { TOKEN } from '../helpers/build.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { startServer } from '../helpers/server.js'
+import { exited, startServer } from '../helpers/server.js'
 import { forEachStore } from '../helpers/stores.js'
 import { postPlants, startInProcess, subscribe, tally, waitUntil } from '../helpers/webhooks.js'
 
@@ -29,7 +29,7 @@ forEachStore(t, (t, _build, databaseUrl) => {
     await waitUntil('deliveries are under way', () => receiver.received.length >= 30, 30_000)
     first.child.kill('SIGKILL')
     killed.abort()
-    await first.exit
+    await exited(first)
     const acknowledged = await posting
     t.ok(acknowledged.length >= 30, `${acknowledged.length} plants acknowledged before the kill, ${receiver.received.length} delivered`)
 

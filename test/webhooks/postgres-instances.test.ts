@@ -3,7 +3,7 @@ import t from 'tap'
 import { TOKEN } from '../helpers/build.js'
 import { connect, freshPostgresUrl, PG_SKIP as skip } from '../helpers/postgres.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { startServer } from '../helpers/server.js'
+import { exited, startServer } from '../helpers/server.js'
 import { postPlants, startInProcess, subscribe, tally, waitUntil } from '../helpers/webhooks.js'
 
 // Two instances on one PostgreSQL: a server process and one built in this process.
@@ -49,7 +49,7 @@ t.test('two instances share the deliveries, each attempted once; a killed one\'s
   const { rows: held } = await db.query<{ id: string, until: Date }>(
     'SELECT id, lease_until AS until FROM webhook_deliveries WHERE status = \'pending\' AND lease_owner LIKE $1', [`%:${a.child.pid}:%`])
   a.child.kill('SIGKILL')
-  await a.exit
+  await exited(a)
   const killed = Date.now()
   hang = false
   t.ok(held.length > 0, `the killed process held ${held.length} deliveries`)

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { TOKEN } from '../helpers/build.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { startServer } from '../helpers/server.js'
+import { exited, startServer } from '../helpers/server.js'
 import { forEachStore } from '../helpers/stores.js'
 import { postPlants, startInProcess, subscribe, tally } from '../helpers/webhooks.js'
 
@@ -26,7 +26,7 @@ forEachStore(t, (t, _build, databaseUrl) => {
     const inFlight = receiver.received.map((request) => request.headers['webhook-id'])
     const stopping = Date.now()
     first.child.kill('SIGTERM')
-    const { code } = await first.exit
+    const { code } = await exited(first)
     t.equal(code, 0, 'a clean exit')
     t.ok(Date.now() - stopping < 9000, `within the grace period (${Date.now() - stopping} ms)`)
     t.match(first.stdout(), /"msg":"store closed"/)

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { createClient, type PlantStoreClient, type PlantStoreError, type WebhookDelivery } from '../../../src/client/index.js'
 import { verifyWebhook } from '../../../src/client/verify-webhook.js'
+import { bounded } from '../../helpers/bounded.js'
 import { startService, TOKEN } from '../../helpers/service.js'
 
 const ABOVE_DOUBLE = 2n ** 53n + 1n
@@ -11,7 +12,7 @@ const IDS = [-(2n ** 63n), 2n ** 63n - 1n, ABOVE_DOUBLE, 1n, 2n]
 
 interface Received { headers: IncomingHttpHeaders, body: Buffer }
 
-/** A webhook receiver on loopback that answers 204 and keeps what it was sent. */
+/** A webhook receiver on loopback that answers 204 and keeps what it was sent; `next` waits 30 s at most. */
 async function receiver (t: Test): Promise<{ url: string, received: Received[], next: () => Promise<Received> }> {
   const received: Received[] = []
   const server = createServer(async (request, response) => {
@@ -25,7 +26,10 @@ async function receiver (t: Test): Promise<{ url: string, received: Received[], 
   t.teardown(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve) }))
   let seen = 0
   const next = async (): Promise<Received> => {
-    while (received.length <= seen) await once(server, 'received')
+    const arrived = (async () => {
+      while (received.length <= seen) await once(server, 'received')
+    })()
+    await bounded(arrived, 30_000, `delivery ${seen + 1} reaching the receiver`, () => `${received.length} had arrived`)
     return received[seen++]
   }
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, next }

@@ -4,6 +4,7 @@ import t, { type Test } from 'tap'
 import type { PostgresStoreOptions, StoreLogger } from '../../../src/store/postgres/index.js'
 import { STOPPED } from '../../../src/store/webhook-common.js'
 import { StoreUnavailableError, type PlantStore } from '../../../src/store/types.js'
+import { pollUntil } from '../../helpers/bounded.js'
 import { connect, freshPostgresUrl, PG_SKIP } from '../../helpers/postgres.js'
 
 // What only PostgreSQL has: several instances on one database, notifications between them,
@@ -159,7 +160,7 @@ t.test('closing a store while it reconnects ends the attempt under way', { skip 
   const store = await openPostgresStore({ url: proxy.url, poolSize: 1, timeout: 500, log })
   store.webhooks.onDeliveries(() => {})
   const listening = async () => (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'plant-store-listen' AND datname = $1", [name])).rows[0].n
-  while (await listening() === 0) await sleep(10)
+  await pollUntil(async () => await listening() > 0, 30_000, 'the store\'s LISTEN connection', 10)
   // New connections hang from now on; the listening one is ended, and its first new attempt hangs.
   proxy.stall()
   await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'plant-store-listen' AND datname = $1", [name])
