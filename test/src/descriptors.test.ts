@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { bounded } from '../helpers/bounded.js'
-import { EXIT_MS, START_MS } from '../helpers/server.js'
+import { EXIT_MS, LOADER_ENV, START_MS } from '../helpers/server.js'
 
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 const DESCRIPTORS = 200
@@ -13,7 +13,7 @@ const DESCRIPTORS = 200
 async function startLimited (t: Test, env: Record<string, string>) {
   const command = `ulimit -n ${DESCRIPTORS} && exec ${[process.execPath, ...process.execArgv, SERVER].map((part) => `'${part}'`).join(' ')}`
   const child = spawn('sh', ['-c', command], {
-    env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', API_TOKENS: 'a', DATABASE_URL: 'sqlite::memory:', ...env },
+    env: { ...LOADER_ENV, PORT: '0', API_TOKENS: 'a', DATABASE_URL: 'sqlite::memory:', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { bounded, pollUntil } from '../helpers/bounded.js'
-import { EXIT_MS, exited, failedStart, START_MS, startServer } from '../helpers/server.js'
+import { EXIT_MS, exited, failedStart, LOADER_ENV, START_MS, startServer } from '../helpers/server.js'
 
 t.test('a fresh start: prints a token, creates and reads a plant over HTTP, stops on SIGTERM', async (t) => {
   const dir = t.testdir()
@@ -61,7 +61,7 @@ t.test('at a terminal the log is pretty-printed; elsewhere it is JSON lines', as
   const command = [process.execPath, ...process.execArgv, fileURLToPath(new URL('../../src/server.ts', import.meta.url))]
     .map((part) => `'${part}'`).join(' ')
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
-    env: { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, PORT: '0', API_TOKENS: 'a', DATABASE_URL: 'sqlite::memory:' },
+    env: { ...LOADER_ENV, PORT: '0', API_TOKENS: 'a', DATABASE_URL: 'sqlite::memory:' },
     stdio: ['pipe', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
