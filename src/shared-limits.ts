@@ -83,7 +83,6 @@ export async function connectSharedLimits ({ url, keyPrefix, log, observer }: Sh
   function observed (inner: RedisStore): FastifyRateLimitStore {
     return {
       incr: (key, callback, timeWindow, max) => inner.incr(key, watch(callback), timeWindow, max),
-      read: (key: string, callback: Callback, timeWindow: number, max: number) => inner.read(key, watch(callback), timeWindow, max),
       child: (routeOptions) => observed(inner.child(routeOptions))
     } as FastifyRateLimitStore
   }
