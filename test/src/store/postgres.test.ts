@@ -264,7 +264,8 @@ t.test('a statement that waits longer than the timeout is an outage, logged once
 
 t.test('a table that takes reads but not writes: the check fails while writes do, and passes once one can commit', { skip }, async (t) => {
   const url = await fresh(t)
-  const store = await open(t, url, { timeout: 300 })
+  const { lines, log } = capture()
+  const store = await open(t, url, { timeout: 300, log })
   await store.create({ id: 1n, name: 'Ivy' })
   await store.check()
   const db = await connect(t, url)
@@ -272,6 +273,10 @@ t.test('a table that takes reads but not writes: the check fails while writes do
   // EXCLUSIVE: reads go on, writes wait (as on a full disk, or a migration holding the table).
   await db.query('LOCK TABLE plants IN EXCLUSIVE MODE')
   await t.rejects(store.create({ id: 2n, name: 'Fern' }), StoreUnavailableError)
+  // The caller hears at its deadline; the store learns that writes fail when the server
+  // ends the INSERT (statement_timeout), which can come a moment later.
+  await until(() => lines.length === 1)
+  t.strictSame(lines.map(([level]) => level), ['warn'], 'the failed write is an outage')
   t.strictSame(await store.get(1n), { name: 'Ivy' }, 'reads answer')
   await t.rejects(store.check(), StoreUnavailableError, 'not ready: its own write cannot commit either')
   await new Promise((resolve) => setTimeout(resolve, 1400))
