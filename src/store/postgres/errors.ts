@@ -28,6 +28,14 @@ export function isUnavailable (error: Error & { code?: string }): boolean {
   return NETWORK.has(code) || CODES.has(code) || CLASSES.test(code) || MESSAGES.test(error.message)
 }
 
+// A connection the server ended (57P01 admin_shutdown, 57P02 crash_shutdown), or one found dead on use.
+const LOST = new Set(['57P01', '57P02', 'ECONNRESET', 'EPIPE'])
+
+/** Whether `error` says only that the connection it was sent on is gone: another one may well answer. */
+export function isLostConnection (error: Error & { code?: string }): boolean {
+  return LOST.has(String(error.code)) || error.message.startsWith('Connection terminated')
+}
+
 /** The error check() raises for a server that answers but cannot be written. */
 export function readOnly (): Error & { code: string } {
   return Object.assign(new Error('the database is read-only (a standby, or default_transaction_read_only)'), { code: '25006' })

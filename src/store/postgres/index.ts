@@ -1,10 +1,10 @@
 import pg from 'pg'
 import { withDeadline } from '../deadline.js'
-import { groupCommit, stillWaiting, type Waiter, type WriteOptions } from '../group-commit.js'
+import { groupCommit, stillWaiting, type Waiter } from '../group-commit.js'
 import type { StoreObserver } from '../observer.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
-import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteResult } from '../types.js'
-import { isUnavailable, readOnly } from './errors.js'
+import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteOptions, type WriteResult } from '../types.js'
+import { isLostConnection, isUnavailable, readOnly } from './errors.js'
 import { migrate } from './migrate.js'
 import { plantQueries, type Query } from './plants.js'
 import { inTransaction } from './transaction.js'
@@ -102,7 +102,11 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   }
 
   // Named statements: each connection parses and plans them once, not once per batch.
-  const read: Query = (name, text, values) => run('read', () => pool.query({ name, text, values }))
+  // A read met by a pooled connection that the server has ended (a failover, a restart, an
+  // administrator) is sent once more, on a connection the pool opens in its place: the
+  // first read after such an end should not be a 503. Reads change nothing, so a second send is safe.
+  const read: Query = (name, text, values) => run('read', () => pool.query({ name, text, values })
+    .catch((error: Error) => isLostConnection(error) ? pool.query({ name, text, values }) : Promise.reject(error)))
   const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }))
   const webhooks = postgresWebhooks({ url, timeout, log, query: write, transaction: (work) => run('write', () => inTransaction(pool, work)) })
   const plants = plantQueries({ read }, webhooks.insert)
