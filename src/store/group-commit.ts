@@ -1,11 +1,5 @@
 import type { StoreObserver } from './observer.js'
-import { StoreUnavailableError } from './types.js'
-
-/** How a caller may give up on a write: checked before its batch is sent. */
-export interface WriteOptions {
-  /** True once nobody waits for the outcome (the client has gone): the write is then dropped unless already sent. */
-  abandoned?: () => boolean
-}
+import { StoreUnavailableError, type WriteOptions } from './types.js'
 
 /** One caller waiting for the batch that holds its item. */
 export interface Waiter<T, R> {

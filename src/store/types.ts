@@ -1,8 +1,11 @@
 import type { Plant } from '../../schemas/plant.js'
-import type { WriteOptions } from './group-commit.js'
 import type { WebhookStore } from './webhook-types.js'
 
-export type { WriteOptions } from './group-commit.js'
+/** How a caller may give up on a write: checked before its batch is sent. */
+export interface WriteOptions {
+  /** True once nobody waits for the outcome (the client has gone): the write is then dropped unless already sent. */
+  abandoned?: () => boolean
+}
 
 /** A plant as the store keeps it: the response shape plus its 64-bit id. */
 export interface PlantRecord extends Plant {
