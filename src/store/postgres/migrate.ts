@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { pendingMigrations } from '../migrations.js'
 
 // Versioned migrations: MIGRATIONS[n] brings the schema from version n to n + 1. Append only.
 const MIGRATIONS = [
@@ -43,13 +44,9 @@ export async function migrate (pool: pg.Pool): Promise<void> {
     await client.query("SELECT pg_advisory_xact_lock(hashtext('plant-store:migrations'))")
     await client.query('CREATE TABLE IF NOT EXISTS plant_store_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
     const { rows } = await client.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM plant_store_migrations')
-    const version = rows[0].version
-    if (version > MIGRATIONS.length) {
-      throw new Error(`the database schema is version ${version}, newer than this build's ${MIGRATIONS.length}`)
-    }
-    for (let step = version; step < MIGRATIONS.length; step++) {
-      await client.query(MIGRATIONS[step])
-      await client.query('INSERT INTO plant_store_migrations (version) VALUES ($1)', [step + 1])
+    for (const step of pendingMigrations(MIGRATIONS, rows[0].version)) {
+      await client.query(step.sql)
+      await client.query('INSERT INTO plant_store_migrations (version) VALUES ($1)', [step.version])
     }
     await client.query('COMMIT')
     client.release()

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { pendingMigrations } from '../migrations.js'
 
 // Versioned migrations: step N brings user_version from N to N + 1. Append only.
 const MIGRATIONS = [
@@ -38,10 +39,7 @@ export function migrate (db: Database.Database): void {
   // IMMEDIATE takes the write lock first, so instances starting together migrate one at a time.
   db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number
-    if (version > MIGRATIONS.length) {
-      throw new Error(`the database schema is version ${version}, newer than this build's ${MIGRATIONS.length}`)
-    }
-    for (const step of MIGRATIONS.slice(version)) db.exec(step)
+    for (const step of pendingMigrations(MIGRATIONS, version)) db.exec(step.sql)
     db.pragma(`user_version = ${MIGRATIONS.length}`)
   }).immediate()
 }
