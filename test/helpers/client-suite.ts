@@ -1,7 +1,7 @@
 import type { Test } from 'tap'
 import { createClient, PlantStoreError, type PlantListItem } from '../../src/client/index.js'
 import { pauseStore, recordingFetch, startService, TOKEN, type StoreName } from './service.js'
-import { AnswerDropper } from './tcp-proxy.js'
+import { startProxy } from './proxy.js'
 
 const MIN = -(2n ** 63n)
 const MAX = 2n ** 63n - 1n
@@ -168,8 +168,7 @@ export function clientSuite (t: Test, store: StoreName): void {
     })
 
     t.test('answers lost on the way back: create, get and delete retry; a DELETE then 404 is reported deleted', async (t) => {
-      const proxy = new AnswerDropper(new URL(service.url))
-      await proxy.listen(t)
+      const proxy = await startProxy(t, service.url)
       const lossy = createClient({ baseUrl: proxy.url, token: TOKEN, fetch, retries: { max: 3, baseDelay: 20 } })
 
       proxy.drops = 1

@@ -6,14 +6,16 @@ import type { Test } from 'tap'
 const EXECUTE = 0x45
 const QUERY = 0x51
 
+const DEFAULT_PORTS: Record<string, number> = { 'postgres:': 5432, 'postgresql:': 5432, 'redis:': 6379, 'http:': 80 }
+
 /**
- * Calls `count` for each statement a client sends. The first message (the
- * startup packet) has no type byte; every later one is a type byte and a length.
+ * Calls `count` for each statement a PostgreSQL client sends. The first message
+ * (the startup packet) has no type byte; every later one is a type byte and a length.
  */
-function countStatements (socket: net.Socket, count: () => void): void {
+function statementCounter (count: () => void): (chunk: Buffer) => void {
   let pending = Buffer.alloc(0)
   let started = false
-  socket.on('data', (chunk: Buffer) => {
+  return (chunk) => {
     pending = Buffer.concat([pending, chunk])
     while (pending.length >= 5) {
       const length = started ? pending.readInt32BE(1) + 1 : pending.readInt32BE(0)
@@ -22,20 +24,24 @@ function countStatements (socket: net.Socket, count: () => void): void {
       started = true
       pending = pending.subarray(length)
     }
-  })
+  }
 }
 
 /**
- * A TCP proxy to PostgreSQL that a test can cut (connections reset, new
- * ones refused), stall (connections open, nothing forwarded) and restore.
- * It counts the statements that pass through it.
+ * A TCP proxy on 127.0.0.1 in front of a real server (PostgreSQL, Redis, the
+ * service), which a test can use to play the server's troubles without touching
+ * the server: cut (connections reset, new ones refused), stall (connections
+ * open, nothing passed on), lose answers, and restore. In front of PostgreSQL it
+ * counts the statements that pass through it.
  */
 export class Proxy {
-  readonly server = net.createServer((client) => this.accept(client))
-  readonly sockets = new Set<net.Socket>()
-  stalled = false
+  private readonly server = net.createServer((client) => this.accept(client))
+  private readonly sockets = new Set<net.Socket>()
+  private stalled = false
   port = 0
-  /** Statements sent through the proxy so far. */
+  /** While above zero, the next answer from the server is not passed on, and the client's connection is cut instead: the request was done, only its answer is lost. */
+  drops = 0
+  /** Statements sent through the proxy so far (in front of PostgreSQL). */
   statements = 0
 
   constructor (readonly target: URL) {}
@@ -47,6 +53,7 @@ export class Proxy {
     return url.href
   }
 
+  /** Listens (again, on the same port once it has one). */
   async listen (): Promise<void> {
     this.server.listen(this.port, '127.0.0.1')
     await once(this.server, 'listening')
@@ -61,30 +68,43 @@ export class Proxy {
 
   private accept (client: net.Socket): void {
     this.track(client)
+    // A connection made while stalled is held open, and reaches nothing.
     if (this.stalled) return
-    const upstream = net.connect(Number(this.target.port || 5432), this.target.hostname)
+    const upstream = net.connect(Number(this.target.port) || DEFAULT_PORTS[this.target.protocol], this.target.hostname)
     this.track(upstream)
-    countStatements(client, () => { this.statements++ })
     client.on('close', () => upstream.destroy())
     upstream.on('close', () => client.destroy())
-    client.pipe(upstream).pipe(client)
+    if (this.target.protocol.startsWith('postgres')) client.on('data', statementCounter(() => { this.statements++ }))
+    client.on('data', (chunk) => upstream.write(chunk))
+    upstream.on('data', (chunk) => {
+      if (this.drops > 0) {
+        this.drops--
+        client.destroy()
+      } else {
+        client.write(chunk)
+      }
+    })
   }
 
   private dropAll (): void {
     for (const socket of this.sockets) socket.destroy()
   }
 
+  /** Closes the listener and every connection: the server looks down. */
   async cut (): Promise<void> {
-    const closed = new Promise((resolve) => this.server.close(resolve))
+    const closed = this.server.listening ? once(this.server, 'close') : Promise.resolve()
+    this.server.close()
     this.dropAll()
     await closed
   }
 
+  /** Keeps every connection open and passes nothing on: the server looks hung. */
   stall (): void {
     this.stalled = true
-    for (const socket of this.sockets) socket.unpipe()
+    for (const socket of this.sockets) socket.pause()
   }
 
+  /** Drops every connection (a stalled one is of no more use) and takes new ones to the server again. */
   async restore (): Promise<void> {
     this.dropAll()
     this.stalled = false
@@ -92,7 +112,7 @@ export class Proxy {
   }
 }
 
-/** A proxy to the database at `url`, listening, and closed when the test ends. */
+/** A proxy to the server at `url` (`postgres://…`, `redis://…`, `http://…`), listening, and closed when the test ends. */
 export async function startProxy (t: Test, url: string): Promise<Proxy> {
   const proxy = new Proxy(new URL(url))
   await proxy.listen()

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js'
 import { connectSharedLimits } from '../../src/shared-limits.js'
 import { assertError, AUTH, getPlant, TOKEN } from '../helpers/build.js'
 import { scrape, value } from '../helpers/metrics.js'
-import { tcpProxy } from '../helpers/tcp-proxy.js'
+import { startProxy } from '../helpers/proxy.js'
 
 // The local Redis, in a database of these tests' own; each test writes under a prefix of its own.
 const REDIS = { host: '127.0.0.1', port: 6379, db: 7 }
@@ -68,7 +68,7 @@ t.test('two instances on one Redis share RATE_LIMIT_MAX and the failed-authentic
 
 t.test('Redis going away during traffic: no 5xx, logged once each way, counted in the metrics', async (t) => {
   const { prefix } = await prefixFor(t)
-  const proxy = await tcpProxy(t, REDIS)
+  const proxy = await startProxy(t, redisUrl())
   const lines: Logged[] = []
   const instance = await app(t, { REDIS_URL: redisUrl(proxy.port), REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '1000' }, lines)
   const statuses = new Map<number, number>()
@@ -83,7 +83,7 @@ t.test('Redis going away during traffic: no 5xx, logged once each way, counted i
   await traffic(20)
   t.equal(await limited(), '979', 'counted in Redis')
 
-  await proxy.stop()
+  await proxy.cut()
   const started = Date.now()
   await traffic(50)
   t.ok(Date.now() - started < 5000, 'a refused connection fails each check at once')
@@ -92,7 +92,7 @@ t.test('Redis going away during traffic: no 5xx, logged once each way, counted i
   t.equal(value(during, 'plant_store_shared_limits_available'), 0)
   t.ok(value(during, 'plant_store_shared_limits_errors_total') >= 50)
 
-  await proxy.start()
+  await proxy.restore()
   // ioredis reconnects within its retry delay (two seconds at most).
   let remaining: unknown
   for (let waited = 0; waited < 6000 && (remaining === undefined || remaining === '1000'); waited += 100) {
@@ -113,8 +113,8 @@ t.test('Redis going away during traffic: no 5xx, logged once each way, counted i
 
 t.test('Redis unreachable at start: the service starts, serves unlimited, and says so once', async (t) => {
   const { prefix } = await prefixFor(t)
-  const proxy = await tcpProxy(t, REDIS)
-  await proxy.stop()
+  const proxy = await startProxy(t, redisUrl())
+  await proxy.cut()
   const lines: Logged[] = []
   const instance = await app(t, { REDIS_URL: redisUrl(proxy.port), REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '1', AUTH_FAILURE_LIMIT: '1' }, lines)
   for (let i = 0; i < 3; i++) t.equal((await getPlant(instance, 1)).statusCode, 404)
@@ -124,7 +124,7 @@ t.test('Redis unreachable at start: the service starts, serves unlimited, and sa
 
 t.test('a Redis that hangs: each check gives up after its timeout and the request goes through', async (t) => {
   const { prefix } = await prefixFor(t)
-  const proxy = await tcpProxy(t, REDIS)
+  const proxy = await startProxy(t, redisUrl())
   const instance = await app(t, { REDIS_URL: redisUrl(proxy.port), REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '1000' })
   t.equal((await getPlant(instance, 1)).statusCode, 404)
   proxy.stall()
