@@ -1,10 +1,8 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { NewPlant, PlantParams, ref, sharedSchemas } from '../../schemas/index.js'
-import { HttpError, sendError } from '../../src/errors.js'
+import { NewPlant, PlantParams, ref } from '../../schemas/index.js'
+import { HttpError } from '../../src/errors.js'
 import type { PlantStore, WriteOptions } from '../../src/store/types.js'
-import { formatValidationErrors, int64ValidatorCompiler } from '../../src/validation.js'
-import { acceptJsonBodies } from './json-body.js'
+import { jsonApiScope } from '../json-api.js'
 import { listRoute } from './list.js'
 import { badId, error, plantResponse, tags, unavailable } from './responses.js'
 
@@ -39,18 +37,7 @@ function untilGone (request: FastifyRequest): WriteOptions {
  */
 const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   const { store, bodyLimit } = checkOptions(options)
-  const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
-
-  // A host that already holds the shared schemas (the app keeps them at its root,
-  // for the OpenAPI document) lends them; on any other host the plugin brings its own.
-  for (const schema of sharedSchemas) {
-    if (fastify.getSchema(schema.$id as string) === undefined) fastify.addSchema(schema)
-  }
-  fastify.setValidatorCompiler(int64ValidatorCompiler(sharedSchemas))
-  fastify.setSchemaErrorFormatter(formatValidationErrors)
-  fastify.setErrorHandler(sendError)
-
-  acceptJsonBodies(fastify)
+  const fastify = jsonApiScope(instance)
 
   fastify.post('/plants', {
     bodyLimit,

@@ -1,12 +1,10 @@
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { CreatedWebhookEndpoint, NewWebhookEndpoint, ref, sharedSchemas, WebhookEndpoint, WebhookEndpointPatch, WebhookParams, WebhookSecret } from '../../schemas/index.js'
-import { HttpError, sendError } from '../../src/errors.js'
+import { CreatedWebhookEndpoint, NewWebhookEndpoint, ref, WebhookEndpoint, WebhookEndpointPatch, WebhookParams, WebhookSecret } from '../../schemas/index.js'
+import { HttpError } from '../../src/errors.js'
 import type { WebhookStore } from '../../src/store/webhook-types.js'
-import { formatValidationErrors, int64ValidatorCompiler } from '../../src/validation.js'
 import { makeSecret } from '../../src/webhooks/signing.js'
 import { checkEndpointUrl } from '../../src/webhooks/url.js'
-import { acceptJsonBodies } from '../plants/json-body.js'
+import { jsonApiScope } from '../json-api.js'
 import { error, unavailable } from '../plants/responses.js'
 import { deliveryRoutes } from './deliveries.js'
 import { notFound, tags } from './responses.js'
@@ -38,15 +36,7 @@ function checkOptions (options: Partial<WebhooksOptions>): Required<WebhooksOpti
  */
 const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) => {
   const { store, allowPrivate } = checkOptions(options)
-  const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
-
-  for (const schema of sharedSchemas) {
-    if (fastify.getSchema(schema.$id as string) === undefined) fastify.addSchema(schema)
-  }
-  fastify.setValidatorCompiler(int64ValidatorCompiler(sharedSchemas))
-  fastify.setSchemaErrorFormatter(formatValidationErrors)
-  fastify.setErrorHandler(sendError)
-  acceptJsonBodies(fastify)
+  const fastify = jsonApiScope(instance)
 
   function checkUrl (url: string | undefined): void {
     const wrong = url === undefined ? undefined : checkEndpointUrl(url, allowPrivate)
