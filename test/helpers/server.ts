@@ -19,17 +19,23 @@ export const EXIT_MS = 60_000
 
 /**
  * The environment of a server started under the TypeScript loader of the test that
- * starts it: its coverage is collected too, and the loader only transpiles, as types
- * are `npm run typecheck`'s to check. ts-node type-checks unless told not to: the whole
- * of src/ again at every start, 5 s and 250 MB more per process.
+ * starts it: its coverage is collected too. The loader transpiles with SWC and checks
+ * no types (tsconfig.json's ts-node options): types are `npm run typecheck`'s to check.
  */
-export const LOADER_ENV = { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE, TS_NODE_TRANSPILE_ONLY: '1' }
+export const LOADER_ENV = { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE }
 
-// The TypeScript loader this test runs under; the compiled server runs under Node alone, as in production.
+/**
+ * The environment of the compiled server: Node alone, as in production, with no coverage
+ * recorded. tap would map it through dist's source maps onto src/, where tsc's functions
+ * do not start where SWC's do, and count each of them twice, once uncovered.
+ */
+const COMPILED_ENV = { PATH: process.env.PATH, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
+
+// The TypeScript loader this test runs under, or the compiled server.
 function spawnServer (env: Record<string, string>, node: string[] = [], script = SERVER) {
   const compiled = script === COMPILED_SERVER
   return spawn(process.execPath, [...(compiled ? [] : process.execArgv), ...node, script], {
-    env: { ...(compiled ? { PATH: process.env.PATH } : LOADER_ENV), PORT: '0', ...env },
+    env: { ...(compiled ? COMPILED_ENV : LOADER_ENV), PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
 }
