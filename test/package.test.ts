@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { bounded } from './helpers/bounded.js'
+import { hooksByRoute } from './helpers/routes.js'
 
 // The package seen from outside: packed, installed into a host app of its own,
 // compiled against the published types and run as a real process.
@@ -55,32 +56,6 @@ function isHostError (t: Test, answer: Answer, status: number, reason: RegExp): 
   t.same(Object.keys(answer.body ?? {}).sort(), ['ok', 'reason'], `the host's format: ${answer.text}`)
   t.equal(answer.body?.ok, false)
   t.match(answer.body?.reason, reason)
-}
-
-/** The hooks of each route, read from printRoutes({ includeHooks: true, commonPrefix: false }). */
-function hooksByRoute (tree: string): Map<string, string[]> {
-  const hooks = new Map<string, string[]>()
-  // printRoutes nests a path under the path it extends (`└── /:id` under `/v1/plants`);
-  // a line without a branch names other methods of the node above it.
-  const stack: Array<{ indent: number, path: string }> = []
-  let keys: string[] = []
-  for (const line of tree.split('\n')) {
-    const node = /^(.*?)(\/\S*) \(([A-Z, ]+)\)$/.exec(line)
-    const hook = /• \((\w+)\) \[(.*)\]/.exec(line)
-    if (node !== null) {
-      const indent = node[1].length
-      if (node[1].includes('──')) {
-        while (stack.length > 0 && (stack.at(-1) as { indent: number }).indent >= indent) stack.pop()
-        stack.push({ indent, path: (stack.at(-1)?.path ?? '') + node[2] })
-      }
-      const path = (stack.at(-1) as { path: string }).path
-      keys = node[3].split(', ').map((method) => `${method} ${path}`)
-      for (const key of keys) hooks.set(key, [])
-    } else if (hook !== null) {
-      for (const key of keys) hooks.get(key)?.push(`${hook[1]} ${hook[2]}`)
-    }
-  }
-  return hooks
 }
 
 t.test('the packed package, installed into a host app', async (t) => {

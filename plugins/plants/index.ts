@@ -4,6 +4,7 @@ import { NewPlant, PlantParams, ref, sharedSchemas } from '../../schemas/index.j
 import { HttpError, sendError } from '../../src/errors.js'
 import type { PlantStore, WriteOptions } from '../../src/store/types.js'
 import { formatValidationErrors, int64ValidatorCompiler } from '../../src/validation.js'
+import type {} from '../../src/scopes.js'
 import { acceptJsonBodies } from './json-body.js'
 import { listRoute } from './list.js'
 import { badId, error, plantResponse, tags, unavailable } from './responses.js'
@@ -54,6 +55,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
 
   fastify.post('/plants', {
     bodyLimit,
+    config: { scope: 'plants:write' },
     schema: {
       summary: 'Create a plant',
       description: 'Adds the plant under the id the client chose. A retry with the same content answers 200 again.',
@@ -79,6 +81,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   })
 
   fastify.get('/plants/:id', {
+    config: { scope: 'plants:read' },
     schema: {
       summary: 'Read a plant',
       operationId: 'getPlant',
@@ -98,6 +101,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   })
 
   fastify.delete('/plants/:id', {
+    config: { scope: 'plants:write' },
     schema: {
       summary: 'Delete a plant',
       description: 'Removes the plant; its id is then free for a new plant. Of concurrent deletes of one id, one answers 204.',
