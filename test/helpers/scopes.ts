@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import { SCOPES, type Scope } from '../../src/scopes.js'
@@ -13,9 +14,14 @@ export const SCOPED: Record<Scope, string> = {
 
 export const bearer = (scope: Scope) => ({ authorization: `Bearer ${SCOPED[scope]}` })
 
-/** A tokens file (API_TOKENS_FILE) with the SCOPED tokens, each on a line with its one scope. */
+/**
+ * A tokens file (API_TOKENS_FILE) with the SCOPED tokens, each on a line with its one scope;
+ * in a directory of its own, as the test's fixture directory is made afresh for its SQLite file.
+ */
 export function scopedTokensFile (t: Test, extra = ''): string {
-  const file = join(t.testdir(), 'api_tokens')
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-tokens-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'api_tokens')
   writeFileSync(file, `# one token per scope\n${SCOPES.map((scope) => `${SCOPED[scope]} ${scope}`).join('\n')}\n${extra}`)
   return file
 }
