@@ -4,6 +4,7 @@ import { NewPlant, PlantParams, ref, sharedSchemas } from '../../schemas/index.j
 import { HttpError, sendError } from '../../src/errors.js'
 import type { PlantStore, WriteOptions } from '../../src/store/types.js'
 import { formatValidationErrors, int64ValidatorCompiler } from '../../src/validation.js'
+// Types the `scope` of a route's config, which the auth plugin checks.
 import type {} from '../../src/scopes.js'
 import { acceptJsonBodies } from './json-body.js'
 import { listRoute } from './list.js'
