@@ -53,14 +53,21 @@ const docs: FastifyPluginAsync = async (fastify) => {
       // Relative: the host that serves this document, wherever it is deployed.
       servers: [{ url: '/', description: 'This service: the host that serves this document' }],
       tags: [
-        { name: 'plants', description: 'The plant store: every operation needs a bearer token' },
-        { name: 'webhooks', description: 'Subscriptions to the plants added, and their deliveries: every operation needs a bearer token' },
+        { name: 'plants', description: 'The plant store: every operation needs a bearer token, with the scope plants:read to read and list, plants:write to create and delete' },
+        { name: 'webhooks', description: 'Subscriptions to the plants added, and their deliveries: every operation needs a bearer token with the scope webhooks' },
         { name: 'probes', description: 'Health and readiness, for load balancers and orchestrators' },
-        { name: 'operations', description: 'Metrics for Prometheus: the same bearer token as the plants' },
+        { name: 'operations', description: 'Metrics for Prometheus: a bearer token with the scope metrics' },
         { name: 'docs', description: 'This document and its interactive reference' }
       ],
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } }
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A token of API_TOKENS (every scope) or of API_TOKENS_FILE (every scope, or those its line lists). ' +
+              'Each operation names the scope it needs: plants:read, plants:write, webhooks or metrics; a token without it gets a 403.'
+          }
+        }
       },
       // OpenAPI 3.1: what this service sends, not what it serves.
       webhooks: webhookEvents

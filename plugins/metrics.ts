@@ -38,6 +38,7 @@ export const metricsRoute: FastifyPluginAsync<MetricsOptions> = async (fastify, 
   fastify.get('/metrics', {
     // Prometheus scrapes every few seconds: its success is not worth a log line.
     logLevel: 'warn',
+    config: { scope: 'metrics' },
     schema: {
       summary: 'Metrics for Prometheus',
       description: 'Request counts and durations by route template, the store\'s batches, queue and outages, refusals, and the process\'s own metrics.',

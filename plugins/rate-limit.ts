@@ -17,7 +17,7 @@ export interface RateLimitOptions {
 /**
  * Limits each client of the scope it is registered in to `max` requests per
  * window, then answers 429 with Retry-After. Registered after auth: the client
- * is its token, named by the token's digest so the limiter never holds a secret.
+ * is its token, named by the short fingerprint of its digest, so the limiter never holds a secret.
  */
 const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (fastify, { max, timeWindow, onRefuse, store }) => {
   if (max === undefined) return
@@ -27,7 +27,7 @@ const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (fastify, { max, t
     store,
     // A store that fails (Redis unreachable) lets the request through rather than fail it.
     skipOnError: true,
-    keyGenerator: (request) => request.tokenDigest as string,
+    keyGenerator: (request) => request.tokenFingerprint as string,
     onExceeded: onRefuse,
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, `Too many requests with this token: the limit is ${context.max} per ${timeWindow / 1000} s; retry in ${context.after}.`)

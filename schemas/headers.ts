@@ -13,5 +13,6 @@ export const RetryAfterHeader = Type.Integer({
 })
 
 export const WwwAuthenticateHeader = Type.String({
-  description: 'The challenge (RFC 6750): `Bearer realm="plant-store"`, with `error="invalid_token"` when the token was presented and is wrong'
+  description: 'The challenge (RFC 6750): `Bearer realm="plant-store"`, with `error="invalid_token"` when the token was presented and is wrong, ' +
+    'or `error="insufficient_scope", scope="<the scope>"` when the token is valid but lacks the operation\'s scope (403)'
 })

@@ -1,5 +1,6 @@
 import type { RouteOptions } from 'fastify'
 import { ErrorBody, RetryAfterHeader, WwwAuthenticateHeader, ref } from '../schemas/index.js'
+import type { Scope } from './scopes.js'
 
 const error = (description: string, headers: Record<string, unknown>) => ({ ...ref(ErrorBody), description, headers })
 
@@ -13,18 +14,26 @@ const responses = {
     { 'Retry-After': RetryAfterHeader })
 }
 
+const forbidden = (scope: Scope | undefined) => error(scope === undefined
+  ? 'The token is valid but does not have every scope, which this operation needs'
+  : `The token is valid but does not have the scope \`${scope}\`, which this operation needs; nothing was done`,
+{ 'WWW-Authenticate': WwwAuthenticateHeader })
+
 /**
- * An onRoute hook for the API scope: its routes need a bearer token and are
- * rate limited and shed under load, so their schemas (and the OpenAPI document)
- * name the bearerAuth scheme and the 401, 429 and 503 that the scope answers.
- * The plants plugin leaves these out, as a host with other auth answers them its own way.
+ * An onRoute hook for the API scope: its routes need a bearer token with the route's
+ * scope (its `config.scope`), and are rate limited and shed under load, so their
+ * schemas (and the OpenAPI document) name the bearerAuth scheme with that scope and
+ * the 401, 403, 429 and 503 that the scope answers. The plants plugin leaves these
+ * out, as a host with other auth answers them its own way.
  */
 export function describeApiRoute (route: RouteOptions): void {
   const schema = route.schema ?? {}
+  const scope = route.config?.scope
   route.schema = {
     ...schema,
-    security: [{ bearerAuth: [] }],
+    // A route without a scope is open only to tokens with every scope (and fails the test that walks the routes).
+    security: [{ bearerAuth: scope === undefined ? [] : [scope] }],
     // The scope's 503 text wins: it covers the route's own (the store) and load shedding.
-    response: { ...(schema.response as object), ...responses }
+    response: { ...(schema.response as object), ...responses, 403: forbidden(scope) }
   }
 }

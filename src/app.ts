@@ -73,7 +73,8 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
   })
   seen.metrics?.watchBacklog(store.webhooks)
 
-  // The API: every route in this scope needs a bearer token. Overload is shed
+  // The API: every route in this scope needs a bearer token with the scope the route
+  // declares (its config.scope; describeApiRoute puts it in the document). Overload is shed
   // first, before any work; an address that failed authentication too often is
   // refused before its token is looked at; the rate limit counts per token, so after auth.
   app.register(async function api (scope) {

@@ -5,6 +5,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import envSchema from 'env-schema'
 import { redactDatabaseUrl } from './redact.js'
+import { isScope, SCOPES, type Scope, type ScopedToken } from './scopes.js'
 
 function oneOf<T extends string> (values: readonly T[], description: string) {
   return Type.Unsafe<T>({ type: 'string', enum: values, description })
@@ -23,7 +24,7 @@ export const Environment = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'a TCP port, an integer from 0 to 65535' }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'a bind address such as 127.0.0.1 or 0.0.0.0' }),
   API_TOKENS: Type.Optional(Type.String({ description: 'comma-separated bearer tokens' })),
-  API_TOKENS_FILE: Type.Optional(Type.String({ minLength: 1, description: 'the path of a file with one token per line' })),
+  API_TOKENS_FILE: Type.Optional(Type.String({ minLength: 1, description: 'the path of a file with one token per line, each optionally followed by its scopes' })),
   DATABASE_URL: Type.String({
     pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
     default: 'sqlite:./data/plants.db',
@@ -71,8 +72,8 @@ export type Environment = Static<typeof Environment>
 export interface Config {
   port: number
   host: string
-  /** Accepted bearer tokens: API_TOKENS and API_TOKENS_FILE together. */
-  tokens: string[]
+  /** Accepted bearer tokens: API_TOKENS and API_TOKENS_FILE together; a string has every scope. */
+  tokens: Array<string | ScopedToken>
   /** Where a configured token is shorter than MIN_TOKEN_LENGTH: one warning each, at start. */
   shortTokens: string[]
   /** Set when no token was configured and one was made for this run. */
@@ -227,9 +228,34 @@ function parseCorsOrigins (value: string | undefined): string[] {
 /** Tokens shorter than this can be guessed by whoever may try often enough: warned at start. */
 export const MIN_TOKEN_LENGTH = 32
 
-/** The tokens of API_TOKENS and API_TOKENS_FILE, and where the short ones are (never what they are). */
-function readTokens (env: Environment): { tokens: string[], short: string[] } {
-  const entries = (env.API_TOKENS ?? '').split(',').map((token, i) => [token.trim(), `API_TOKENS entry ${i + 1}`])
+interface TokenEntry {
+  token: string
+  /** Undefined: every scope. */
+  scopes?: Scope[]
+  /** Where it was given, for the messages that must never show the token. */
+  where: string
+}
+
+const SCOPES_ACCEPTS = `${SCOPES.slice(0, -1).join(', ')} or ${SCOPES.at(-1) as string}`
+
+// A line of API_TOKENS_FILE: a token alone (every scope), or followed by its scopes.
+function readTokenLine (line: string, where: string): TokenEntry | undefined {
+  const [token, ...scopes] = line.trim().split(/[ \t]+/)
+  if (token === '' || token.startsWith('#')) return undefined
+  // The word is not shown: a token with a space in it would be half shown.
+  const unknown = scopes.findIndex((scope) => !isScope(scope))
+  if (unknown !== -1) {
+    throw new ConfigError(`${where} is not valid: word ${unknown + 1} after the token is not a scope; expected ${SCOPES_ACCEPTS}, or the token alone for every scope`)
+  }
+  return { token, scopes: scopes.length === 0 ? undefined : scopes as Scope[], where }
+}
+
+/**
+ * The tokens of API_TOKENS (every scope) and API_TOKENS_FILE (a line's own scopes), and
+ * where the short ones are (never what they are). A token given twice must have one set of scopes.
+ */
+function readTokens (env: Environment): { tokens: Array<string | ScopedToken>, short: string[] } {
+  const entries: TokenEntry[] = (env.API_TOKENS ?? '').split(',').map((token, i) => ({ token: token.trim(), where: `API_TOKENS entry ${i + 1}` }))
   if (env.API_TOKENS_FILE !== undefined) {
     let lines: string[]
     try {
@@ -237,12 +263,25 @@ function readTokens (env: Environment): { tokens: string[], short: string[] } {
     } catch (error) {
       throw new ConfigError(`API_TOKENS_FILE=${JSON.stringify(env.API_TOKENS_FILE)} cannot be read: ${(error as NodeJS.ErrnoException).code}`)
     }
-    entries.push(...lines.map((token, i) => [token.trim(), `API_TOKENS_FILE line ${i + 1}`]))
+    for (const [i, line] of lines.entries()) {
+      const entry = readTokenLine(line, `API_TOKENS_FILE line ${i + 1}`)
+      if (entry !== undefined) entries.push(entry)
+    }
   }
-  const given = entries.filter(([token]) => token !== '')
-  const short = given.filter(([token]) => token.length < MIN_TOKEN_LENGTH)
-    .map(([token, where]) => `the token at ${where} has ${token.length} characters: use at least ${MIN_TOKEN_LENGTH} random ones (openssl rand -base64 32)`)
-  return { tokens: [...new Set(given.map(([token]) => token))], short }
+  const given = entries.filter(({ token }) => token !== '')
+  const short = given.filter(({ token }) => token.length < MIN_TOKEN_LENGTH)
+    .map(({ token, where }) => `the token at ${where} has ${token.length} characters: use at least ${MIN_TOKEN_LENGTH} random ones (openssl rand -base64 32)`)
+  const scopesOf = new Map<string, { scopes: Scope[], where: string }>()
+  for (const { token, scopes = [...SCOPES], where } of given) {
+    const normal = SCOPES.filter((scope) => scopes.includes(scope))
+    const first = scopesOf.get(token)
+    if (first === undefined) scopesOf.set(token, { scopes: normal, where })
+    else if (first.scopes.join() !== normal.join()) {
+      throw new ConfigError(`${where} is not valid: it gives a token that ${first.where} gives with other scopes; give each token once, with all its scopes`)
+    }
+  }
+  const tokens = [...scopesOf].map(([token, { scopes }]) => scopes.length === SCOPES.length ? token : { token, scopes })
+  return { tokens, short }
 }
 
 /** Reads and checks the environment once, at start. Throws ConfigError. */

@@ -4,14 +4,18 @@ import { redactUrl } from './redact.js'
 
 const { chindingsSym, streamSym, timeSym } = pino.symbols
 
-/** Fastify's own request serializer, but a token in the query string is not logged. */
+/**
+ * Fastify's own request serializer, but a token in the query string is not logged; the
+ * token that authenticated the request is named by its fingerprint, never itself.
+ */
 export function serializeRequest (request: FastifyRequest) {
   return {
     method: request.method,
     url: redactUrl(request.url),
     host: request.host,
     remoteAddress: request.ip,
-    remotePort: request.socket?.remotePort
+    remotePort: request.socket?.remotePort,
+    token: request.tokenFingerprint
   }
 }
 

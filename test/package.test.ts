@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { bounded } from './helpers/bounded.js'
+import { hooksByRoute } from './helpers/routes.js'
 
 // The package seen from outside: packed, installed into a host app of its own,
 // compiled against the published types and run as a real process.
@@ -19,6 +20,7 @@ const EXEC = { maxBuffer: 16 * 1024 * 1024 }
 const { NODE_OPTIONS: _options, NODE_V8_COVERAGE: _coverage, ...ENV } = process.env
 const TOKEN = 'host-token'
 const HOST_KEY = 'host-key'
+const READ_TOKEN = 'host-read-token'
 
 interface Packed { filename: string, files: Array<{ path: string }> }
 
@@ -55,32 +57,6 @@ function isHostError (t: Test, answer: Answer, status: number, reason: RegExp): 
   t.same(Object.keys(answer.body ?? {}).sort(), ['ok', 'reason'], `the host's format: ${answer.text}`)
   t.equal(answer.body?.ok, false)
   t.match(answer.body?.reason, reason)
-}
-
-/** The hooks of each route, read from printRoutes({ includeHooks: true, commonPrefix: false }). */
-function hooksByRoute (tree: string): Map<string, string[]> {
-  const hooks = new Map<string, string[]>()
-  // printRoutes nests a path under the path it extends (`└── /:id` under `/v1/plants`);
-  // a line without a branch names other methods of the node above it.
-  const stack: Array<{ indent: number, path: string }> = []
-  let keys: string[] = []
-  for (const line of tree.split('\n')) {
-    const node = /^(.*?)(\/\S*) \(([A-Z, ]+)\)$/.exec(line)
-    const hook = /• \((\w+)\) \[(.*)\]/.exec(line)
-    if (node !== null) {
-      const indent = node[1].length
-      if (node[1].includes('──')) {
-        while (stack.length > 0 && (stack.at(-1) as { indent: number }).indent >= indent) stack.pop()
-        stack.push({ indent, path: (stack.at(-1)?.path ?? '') + node[2] })
-      }
-      const path = (stack.at(-1) as { path: string }).path
-      keys = node[3].split(', ').map((method) => `${method} ${path}`)
-      for (const key of keys) hooks.set(key, [])
-    } else if (hook !== null) {
-      for (const key of keys) hooks.get(key)?.push(`${hook[1]} ${hook[2]}`)
-    }
-  }
-  return hooks
 }
 
 t.test('the packed package, installed into a host app', async (t) => {
@@ -183,7 +159,7 @@ t.test('the packed package, installed into a host app', async (t) => {
   })
 
   const child = spawn(process.execPath, [join('build', 'host.js')], {
-    cwd: host, env: { ...ENV, API_TOKEN: TOKEN, HOST_KEY }, stdio: ['ignore', 'pipe', 'pipe']
+    cwd: host, env: { ...ENV, API_TOKEN: TOKEN, HOST_KEY, READ_TOKEN }, stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
@@ -256,6 +232,20 @@ t.test('the packed package, installed into a host app', async (t) => {
     t.equal((await call(base, 'POST', '/v1/plants', { headers: bearer, json: '{"id": 9007199254740993, "name": "again"}' })).status, 200, 'a deleted id is free')
   })
 
+  t.test('/v3 with our auth and a token narrowed to plants:read: the scopes the routes declare hold', async (t) => {
+    const reader = { authorization: `Bearer ${READ_TOKEN}` }
+    t.same((await call(base, 'GET', '/v3/plants/1', { headers: reader })).body, { name: 'Monstera', tag: 'climber' }, 'the same store as /v1')
+    t.equal((await call(base, 'GET', '/v3/plants', { headers: reader })).status, 200)
+    for (const [method, path, json] of [['POST', '/v3/plants', '{"id": 3, "name": "Moss"}'], ['POST', '/v3/plants', '{not json'], ['DELETE', '/v3/plants/1', undefined]]) {
+      const refused = await call(base, method as string, path as string, { headers: reader, json })
+      isError(t, refused, 403, /needs the scope plants:write/)
+      t.equal(refused.headers.get('www-authenticate'), 'Bearer realm="plant-store", error="insufficient_scope", scope="plants:write"', `${method} ${path}`)
+    }
+    isError(t, await call(base, 'GET', '/v3/plants/3', { headers: bearer }), 404, /No plant has id 3/)
+    t.equal((await call(base, 'POST', '/v3/plants', { headers: bearer, json: '{"id": 3, "name": "Moss"}' })).status, 200, 'a token with every scope writes')
+    t.equal((await call(base, 'DELETE', '/v3/plants/3', { headers: bearer })).status, 204)
+  })
+
   t.test("/v2 with the host's own auth, /open with none and a store of its own", async (t) => {
     isHostError(t, await call(base, 'GET', '/v2/plants/1'), 401, /unknown key/)
     const key = { 'x-host-key': HOST_KEY }
@@ -306,7 +296,7 @@ t.test('the packed package, installed into a host app', async (t) => {
     for (const [route, list] of hooks) {
       // The list route's own check of repeated parameters is the route's, not a leak.
       const own = list.filter((hook) => hook !== 'onSend "headRouteOnSendHandler()"' && hook !== 'preValidation "refuseRepeated()"')
-      if (/ \/(v1|v2)\//.test(route)) t.equal(own.length, 1, `${route}: only the auth hook of its scope (${own})`)
+      if (/ \/(v1|v2|v3)\//.test(route)) t.equal(own.length, 1, `${route}: only the auth hook of its scope (${own})`)
       else t.same(own, [], `${route}: no hook`)
     }
     t.ok(hooks.has('GET /hello') && hooks.has('POST /open/plants') && hooks.has('DELETE /v1/plants/:id'), 'the routes were read')

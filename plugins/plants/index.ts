@@ -2,6 +2,8 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { NewPlant, PlantParams, ref } from '../../schemas/index.js'
 import { HttpError } from '../../src/errors.js'
 import type { PlantStore, WriteOptions } from '../../src/store/types.js'
+// Types the `scope` of a route's config, which the auth plugin checks.
+import type {} from '../../src/scopes.js'
 import { jsonApiScope } from '../json-api.js'
 import { listRoute } from './list.js'
 import { badId, error, plantResponse, tags, unavailable } from './responses.js'
@@ -41,6 +43,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
 
   fastify.post('/plants', {
     bodyLimit,
+    config: { scope: 'plants:write' },
     schema: {
       summary: 'Create a plant',
       description: 'Adds the plant under the id the client chose. A retry with the same content answers 200 again.',
@@ -66,6 +69,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   })
 
   fastify.get('/plants/:id', {
+    config: { scope: 'plants:read' },
     schema: {
       summary: 'Read a plant',
       operationId: 'getPlant',
@@ -85,6 +89,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   })
 
   fastify.delete('/plants/:id', {
+    config: { scope: 'plants:write' },
     schema: {
       summary: 'Delete a plant',
       description: 'Removes the plant; its id is then free for a new plant. Of concurrent deletes of one id, one answers 204.',

@@ -17,6 +17,7 @@ export async function refuseRepeated (request: FastifyRequest): Promise<void> {
 export function listRoute (instance: FastifyInstance, store: PlantStore): void {
   const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
   fastify.get('/plants', {
+    config: { scope: 'plants:read' },
     preValidation: refuseRepeated,
     schema: {
       summary: 'List plants',

@@ -7,7 +7,7 @@ import type { WebhookStore } from '../../src/store/webhook-types.js'
 import { openCursor, sealCursor } from '../plants/cursor.js'
 import { refuseRepeated } from '../plants/list.js'
 import { error, unavailable } from '../plants/responses.js'
-import { notFound, tags } from './responses.js'
+import { config, notFound, tags } from './responses.js'
 
 // A deliveries cursor is the last delivery of a page: [version, createdAt in ms, its id],
 // sealed to the endpoint's listing so that it serves no other.
@@ -33,6 +33,7 @@ export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore):
   const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
 
   fastify.get('/webhooks/:id/deliveries', {
+    config,
     preValidation: refuseRepeated,
     schema: {
       summary: 'List an endpoint\'s deliveries',
@@ -71,6 +72,7 @@ export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore):
   })
 
   fastify.post('/webhooks/:id/deliveries/:deliveryId/retry', {
+    config,
     schema: {
       summary: 'Retry a delivery',
       description: 'Makes one more attempt now, whatever the delivery\'s status, with the same `webhook-id`. ' +

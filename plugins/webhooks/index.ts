@@ -7,7 +7,7 @@ import { checkEndpointUrl } from '../../src/webhooks/url.js'
 import { jsonApiScope } from '../json-api.js'
 import { error, unavailable } from '../plants/responses.js'
 import { deliveryRoutes } from './deliveries.js'
-import { notFound, tags } from './responses.js'
+import { config, notFound, tags } from './responses.js'
 
 export interface WebhooksOptions {
   /** Where the subscriptions and their deliveries live. Required. */
@@ -48,6 +48,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
   const badMediaType = error('The body is not application/json, names a charset other than utf-8, or has a Content-Encoding')
 
   fastify.post('/webhooks', {
+    config,
     schema: {
       summary: 'Subscribe an endpoint',
       description: 'Every plant added from now on is POSTed to the URL, signed with the secret this answer shows (and never shows again). ' +
@@ -72,6 +73,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
   })
 
   fastify.get('/webhooks', {
+    config,
     schema: {
       summary: 'List the endpoints',
       operationId: 'listWebhooks',
@@ -84,6 +86,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
   }, async () => await store.listEndpoints())
 
   fastify.get('/webhooks/:id', {
+    config,
     schema: {
       summary: 'Read an endpoint',
       operationId: 'getWebhook',
@@ -98,6 +101,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
   })
 
   fastify.patch('/webhooks/:id', {
+    config,
     schema: {
       summary: 'Change an endpoint',
       description: 'Changes the fields given. Disabling it (`enabled: false`) ends its pending deliveries as failed; ' +
@@ -117,6 +121,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
   })
 
   fastify.delete('/webhooks/:id', {
+    config,
     schema: {
       summary: 'Delete an endpoint',
       description: 'Removes the endpoint and its deliveries: the pending ones are never sent.',
@@ -131,6 +136,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
   })
 
   fastify.post('/webhooks/:id/rotate-secret', {
+    config,
     schema: {
       summary: 'Rotate the signing secret',
       description: 'A new secret signs every attempt from now on; for 24 hours the previous one signs beside it ' +

@@ -1,10 +1,12 @@
 /** What went wrong, told apart by a string TypeScript narrows on (`switch (error.kind)`). */
-export type PlantStoreErrorKind = 'bad-request' | 'unauthorized' | 'not-found' | 'conflict' | 'rate-limited' | 'unavailable' | 'network' | 'other'
+export type PlantStoreErrorKind = 'bad-request' | 'unauthorized' | 'forbidden' | 'not-found' | 'conflict' | 'rate-limited' | 'unavailable' | 'network' | 'other'
 
 // Each kind with the status and retryAfter it comes with.
 type Variant =
   | { readonly kind: 'bad-request', readonly status: 400, readonly retryAfter: undefined }
   | { readonly kind: 'unauthorized', readonly status: 401, readonly retryAfter: undefined }
+  /** The token is valid but lacks the operation's scope: `scope` names it. */
+  | { readonly kind: 'forbidden', readonly status: 403, readonly retryAfter: undefined }
   | { readonly kind: 'not-found', readonly status: 404, readonly retryAfter: undefined }
   | { readonly kind: 'conflict', readonly status: 409, readonly retryAfter: undefined }
   | { readonly kind: 'rate-limited', readonly status: 429, readonly retryAfter: number | undefined }
@@ -15,7 +17,7 @@ type Variant =
   | { readonly kind: 'other', readonly status: number, readonly retryAfter: undefined }
 
 const KINDS: Record<number, PlantStoreErrorKind> = {
-  400: 'bad-request', 401: 'unauthorized', 404: 'not-found', 409: 'conflict', 429: 'rate-limited', 503: 'unavailable'
+  400: 'bad-request', 401: 'unauthorized', 403: 'forbidden', 404: 'not-found', 409: 'conflict', 429: 'rate-limited', 503: 'unavailable'
 }
 
 export interface PlantStoreErrorInit {
@@ -24,6 +26,8 @@ export interface PlantStoreErrorInit {
   message: string
   /** Milliseconds to wait, from a 429's or 503's Retry-After. */
   retryAfter?: number
+  /** The scope the token lacks, from a 403's WWW-Authenticate challenge. */
+  scope?: string
   /** The request it belongs to: its method and URL (never its token). */
   method: string
   url: string
@@ -39,6 +43,11 @@ class PlantStoreErrorClass extends Error {
    * header, in seconds or as a date, converted); only on a 429 or 503 that had one.
    */
   readonly retryAfter: number | undefined
+  /**
+   * The scope the token lacks (`plants:write`, `webhooks` ...): only on a 403 whose
+   * challenge names one (WWW-Authenticate: Bearer …, error="insufficient_scope", scope="…").
+   */
+  readonly scope: string | undefined
   /** The request's method. */
   readonly method: string
   /** The request's URL. The token travels in a header, never in the URL. */
@@ -50,6 +59,7 @@ class PlantStoreErrorClass extends Error {
     this.status = init.status
     this.kind = init.status === undefined ? 'network' : KINDS[init.status] ?? 'other'
     this.retryAfter = this.kind === 'rate-limited' || this.kind === 'unavailable' ? init.retryAfter : undefined
+    this.scope = this.kind === 'forbidden' ? init.scope : undefined
     this.method = init.method
     this.url = init.url
   }

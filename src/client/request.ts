@@ -84,7 +84,9 @@ export function fail (call: Call, answer: Answer): PlantStoreError {
       // Not the Error body (a proxy's page, perhaps): the status says it all.
     }
   }
-  return new PlantStoreError({ status, message, retryAfter: retryAfter(answer.headers.get('retry-after')), method: call.method, url: call.url.href })
+  // RFC 6750 §3: the challenge of a 403 names the scope the token lacks.
+  const scope = /[\s,]scope="([^"]*)"/.exec(answer.headers.get('www-authenticate') ?? '')?.[1]
+  return new PlantStoreError({ status, message, retryAfter: retryAfter(answer.headers.get('retry-after')), scope, method: call.method, url: call.url.href })
 }
 
 /** The JSON body of a success, numbers exact (ids beyond 2^53 as bigint), or `fail`. */

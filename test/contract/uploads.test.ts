@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { AUTH, build } from '../helpers/build.js'
+import { bearer, scopedTokensFile } from '../helpers/scopes.js'
 
 async function open (app: FastifyInstance): Promise<{ socket: Socket, answer: () => string }> {
   const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1')
@@ -50,6 +51,21 @@ t.test('Expect: 100-continue: a client without a token gets its 401 without bein
   socket.write('POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 22\r\nExpect: 100-continue\r\n\r\n')
   await until(() => answer().includes('\r\n\r\n'), 5000)
   t.match(answer(), /^HTTP\/1.1 401 Unauthorized\r\n/, 'the first answer is the 401, not 100 Continue')
+  t.match(answer(), /\r\nconnection: close\r\n/i)
+  await until(() => socket.readableEnded, 5000)
+  t.ok(socket.readableEnded, 'the connection is closed')
+  socket.destroy()
+})
+
+t.test('Expect: 100-continue: a token without the scope gets its 403 without being asked for the body', async (t) => {
+  const app = await build(t, { API_TOKENS_FILE: scopedTokensFile(t) })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { socket, answer } = await open(app)
+  socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: ${bearer('plants:read').authorization}\r\nContent-Type: application/json\r\n` +
+    'Content-Length: 22\r\nExpect: 100-continue\r\n\r\n')
+  await until(() => answer().includes('\r\n\r\n'), 5000)
+  t.match(answer(), /^HTTP\/1.1 403 Forbidden\r\n/, 'the first answer is the 403, not 100 Continue')
+  t.match(answer(), /\r\nwww-authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="plants:write"\r\n/i)
   t.match(answer(), /\r\nconnection: close\r\n/i)
   await until(() => socket.readableEnded, 5000)
   t.ok(socket.readableEnded, 'the connection is closed')

@@ -8,6 +8,7 @@ import { openSqliteStore } from 'plant-store/store'
 
 const token = process.env.API_TOKEN ?? ''
 const key = process.env.HOST_KEY ?? ''
+const reader = process.env.READ_TOKEN ?? ''
 
 const store = openSqliteStore({ path: ':memory:' })
 const other = openSqliteStore({ path: ':memory:' })
@@ -31,6 +32,12 @@ app.register(async (v1) => {
   await v1.register(auth, { tokens: [token] })
   await v1.register(plants, { store })
 }, { prefix: '/v1' })
+
+// /v3: our bearer auth with the scopes the plants routes declare: one token may only read.
+app.register(async (v3) => {
+  await v3.register(auth, { tokens: [token, { token: reader, scopes: ['plants:read'] }] })
+  await v3.register(plants, { store })
+}, { prefix: '/v3' })
 
 // /v2: the host's own auth, which replies in the host's format.
 app.register(async (v2) => {

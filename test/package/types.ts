@@ -22,10 +22,18 @@ export async function typeChecks (): Promise<unknown[]> {
   app.register(auth, { tokens: ['t'], realm: 'host' })
   // @ts-expect-error tokens is a list
   app.register(auth, { tokens: 't' })
+  app.register(auth, { tokens: ['t', { token: 'reader', scopes: ['plants:read'] }] })
+  // @ts-expect-error a scope is one of the four
+  app.register(auth, { tokens: [{ token: 'reader', scopes: ['plants:admin'] }] })
+  app.get('/report', { config: { scope: 'metrics' } }, async () => 'a route of the host that declares its scope')
+  // @ts-expect-error a route's scope is one of the four
+  app.get('/admin', { config: { scope: 'admin' } }, async () => 'no such scope')
   app.get('/who', async (request) => {
     // The auth plugin's request decorator comes with its types.
     const digest: string | undefined = request.tokenDigest
-    return { digest }
+    const fingerprint: string | undefined = request.tokenFingerprint
+    const mayWrite: boolean | undefined = request.tokenScopes?.has('plants:write')
+    return { digest, fingerprint, mayWrite }
   })
 
   const created: CreateResult = await store.create({ id: 9007199254740993n, name: 'Fern' })

@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { assertError, AUTH, build, getPlant, postPlant } from '../helpers/build.js'
+import { bearer, scopedTokensFile } from '../helpers/scopes.js'
 
 const WRONG = { authorization: 'Bearer a-guessed-token' }
 
@@ -43,6 +44,16 @@ t.test('with the default limit, 40 failures from an address never lock out its v
       t.match(refused.headers['retry-after'], /^[1-9][0-9]*$/)
     }
   }
+})
+
+t.test('thirty 403s from one address are no failed authentications, nor requests against the token\'s limit', async (t) => {
+  const app = await build(t, { API_TOKENS_FILE: scopedTokensFile(t), RATE_LIMIT_MAX: '25' })
+  const reader = bearer('plants:read')
+  for (let i = 0; i < 30; i++) t.equal((await postPlant(app, { id: i, name: 'refused' }, reader)).statusCode, 403, `403 number ${i + 1}`)
+  t.equal((await getPlant(app, 1, reader)).statusCode, 404, 'the same token, within its scope, is served: not a 429')
+  t.equal((await postPlant(app, { id: 1, name: 'Fern' })).statusCode, 200, 'and so is any other token')
+  // AUTH_FAILURE_LIMIT is 20: had the 403s counted, a wrong token from that address would get a 429.
+  assertError(t, await getPlant(app, 1, WRONG), 401, /not valid/)
 })
 
 t.test('a failed authentication is counted once, whatever else happens to the request', async (t) => {

@@ -1,11 +1,12 @@
+import { createHash } from 'node:crypto'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import auth from '../../plugins/auth.js'
+import auth, { type AuthOptions } from '../../plugins/auth.js'
 import { sendError } from '../../src/errors.js'
 import { assertError, build, postPlant, TOKEN } from '../helpers/build.js'
 
 /** The auth plugin alone on a bare Fastify, with a route that counts how often a body is parsed. */
-async function bare (t: Test, tokens: string[] = ['alpha', 'beta-token']) {
+async function bare (t: Test, tokens: AuthOptions['tokens'] = ['alpha', 'beta-token']) {
   const app = Fastify()
   app.setErrorHandler(sendError)
   const parsed: string[] = []
@@ -78,10 +79,59 @@ t.test('the realm is configurable', async (t) => {
 })
 
 t.test('options are checked at registration', async (t) => {
-  for (const tokens of [[], [''], [5], undefined] as unknown as string[][]) {
+  for (const tokens of [[], [''], [5], undefined, [null], [{ token: 'a' }], [{ token: 'a', scopes: [] }], [{ token: '', scopes: ['metrics'] }],
+    [{ token: 'a', scopes: ['plants:admin'] }], [{ token: 'a', scopes: 'metrics' }], ['a', { token: 'a', scopes: ['metrics'] }],
+    [{ token: 'a', scopes: ['metrics'] }, { token: 'a', scopes: ['metrics', 'webhooks'] }]] as unknown as string[][]) {
     const app = Fastify()
-    await t.rejects(async () => { await app.register(auth, { tokens }).ready() }, /options.tokens must be a non-empty array/)
+    await t.rejects(async () => { await app.register(auth, { tokens }).ready() }, /options.tokens must be a non-empty array/, JSON.stringify(tokens))
   }
+  const twice = Fastify()
+  await twice.register(auth, { tokens: [{ token: 'a', scopes: ['metrics', 'webhooks'] }, { token: 'a', scopes: ['webhooks', 'metrics'] }, 'b', 'b'] }).ready()
+  t.pass('a token given twice with the same scopes is accepted')
+})
+
+/** The auth plugin with scoped tokens, and routes that declare a scope, or none. */
+async function scoped (t: Test) {
+  const { app, parsed } = await bare(t, ['every', { token: 'reader', scopes: ['plants:read'] }, { token: 'writer', scopes: ['plants:read', 'plants:write'] }])
+  app.get('/read', { config: { scope: 'plants:read' } }, async (request) => ({ fingerprint: request.tokenFingerprint, scopes: [...request.tokenScopes ?? []] }))
+  app.post('/write', { config: { scope: 'plants:write' } }, async (request) => ({ body: request.body }))
+  app.get('/undeclared', async () => 'open to every scope')
+  return { app, parsed }
+}
+
+t.test('a token without the route\'s scope: 403 naming it, with the insufficient_scope challenge, before the body is read', async (t) => {
+  const { app, parsed } = await scoped(t)
+  const read = await app.inject({ url: '/read', headers: { authorization: 'Bearer reader' } })
+  t.same(read.json(), { fingerprint: createHash('sha256').update('reader').digest('hex').slice(0, 12), scopes: ['plants:read'] },
+    'the request knows its token by a short fingerprint of its digest, and what it may do')
+  t.same((await app.inject({ url: '/read', headers: { authorization: 'Bearer every' } })).json().scopes, ['plants:read', 'plants:write', 'webhooks', 'metrics'])
+
+  const write = await app.inject({ method: 'POST', url: '/write', headers: { authorization: 'Bearer reader', 'content-type': 'application/json' }, payload: '{not json' })
+  assertError(t, write, 403, /^This token may not do this: the operation needs the scope plants:write, which the token does not have\.$/)
+  t.equal(write.headers['www-authenticate'], 'Bearer realm="plant-store", error="insufficient_scope", scope="plants:write"')
+  t.equal(write.headers.connection, 'close', 'its body is not read')
+  t.same(parsed, [], 'the body was never parsed: a 403, not a 400')
+
+  const allowed = await app.inject({ method: 'POST', url: '/write', headers: { authorization: 'Bearer writer', 'content-type': 'application/json' }, payload: '{"a":3}' })
+  t.same(allowed.json(), { body: { a: 3 } })
+  t.equal((await app.inject({ method: 'POST', url: '/write', headers: { authorization: 'Bearer every', 'content-type': 'application/json' }, payload: '{}' })).statusCode, 200)
+})
+
+t.test('a route that declares no scope is open only to tokens with every scope; an unknown path stays a 404', async (t) => {
+  const { app } = await scoped(t)
+  t.equal((await app.inject({ url: '/undeclared', headers: { authorization: 'Bearer every' } })).body, 'open to every scope')
+  const refused = await app.inject({ url: '/undeclared', headers: { authorization: 'Bearer writer' } })
+  assertError(t, refused, 403, /open only to tokens with every scope/)
+  t.equal(refused.headers['www-authenticate'], 'Bearer realm="plant-store", error="insufficient_scope"')
+  t.equal((await app.inject({ url: '/nowhere', headers: { authorization: 'Bearer reader' } })).statusCode, 404, 'not a 403')
+  assertError(t, await post(app, { authorization: 'Bearer reader' }, '{not json'), 403, /every scope/)
+})
+
+t.test('a host that ignores scopes: plain tokens may use every route, declared or not', async (t) => {
+  const { app } = await bare(t, ['alpha'])
+  app.get('/read', { config: { scope: 'plants:read' } }, async () => 'read')
+  app.get('/undeclared', async () => 'undeclared')
+  for (const url of ['/read', '/undeclared']) t.equal((await app.inject({ url, headers: { authorization: 'Bearer alpha' } })).statusCode, 200, url)
 })
 
 t.test('in the app: auth before a malformed or oversized body, on every plant route', async (t) => {

@@ -34,22 +34,32 @@ const SUCCESS: Record<string, unknown> = {
 
 // The statuses each operation sends (CONTRACT.md; the seed shows 200 and 400 of POST /plants).
 const OPERATIONS = {
-  '/plants': { post: ['200', '400', '401', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '429', '503'] },
-  '/plants/{id}': { get: ['200', '400', '401', '404', '429', '503'], delete: ['204', '400', '401', '404', '429', '503'] },
-  '/metrics': { get: ['200', '401', '429', '503'] },
-  '/webhooks': { post: ['201', '400', '401', '413', '415', '429', '503'], get: ['200', '401', '429', '503'] },
+  '/plants': { post: ['200', '400', '401', '403', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '403', '429', '503'] },
+  '/plants/{id}': { get: ['200', '400', '401', '403', '404', '429', '503'], delete: ['204', '400', '401', '403', '404', '429', '503'] },
+  '/metrics': { get: ['200', '401', '403', '429', '503'] },
+  '/webhooks': { post: ['201', '400', '401', '403', '413', '415', '429', '503'], get: ['200', '401', '403', '429', '503'] },
   '/webhooks/{id}': {
-    get: ['200', '401', '404', '429', '503'],
-    patch: ['200', '400', '401', '404', '413', '415', '429', '503'],
-    delete: ['204', '401', '404', '429', '503']
+    get: ['200', '401', '403', '404', '429', '503'],
+    patch: ['200', '400', '401', '403', '404', '413', '415', '429', '503'],
+    delete: ['204', '401', '403', '404', '429', '503']
   },
-  '/webhooks/{id}/rotate-secret': { post: ['200', '401', '404', '429', '503'] },
-  '/webhooks/{id}/deliveries': { get: ['200', '400', '401', '404', '429', '503'] },
-  '/webhooks/{id}/deliveries/{deliveryId}/retry': { post: ['202', '401', '404', '409', '429', '503'] },
+  '/webhooks/{id}/rotate-secret': { post: ['200', '401', '403', '404', '429', '503'] },
+  '/webhooks/{id}/deliveries': { get: ['200', '400', '401', '403', '404', '429', '503'] },
+  '/webhooks/{id}/deliveries/{deliveryId}/retry': { post: ['202', '401', '403', '404', '409', '429', '503'] },
   '/health': { get: ['200'] },
   '/ready': { get: ['200', '503'] },
   '/openapi.json': { get: ['200'] },
   '/docs': { get: ['200'] }
+}
+
+// The scope each operation of the API needs (CONTRACT.md, "Scopes").
+const SCOPE: Record<string, string> = {
+  'POST /plants': 'plants:write',
+  'DELETE /plants/{id}': 'plants:write',
+  'GET /plants': 'plants:read',
+  'GET /plants/{id}': 'plants:read',
+  'GET /metrics': 'metrics',
+  ...Object.fromEntries(Object.keys(SUCCESS).filter((name) => name.includes(' /webhooks')).map((name) => [name, 'webhooks']))
 }
 
 t.test('GET /openapi.json: a valid OpenAPI 3.1 document, public', async (t) => {
@@ -102,7 +112,8 @@ t.test('the document matches the seed\'s tables', async (t) => {
   t.same(schemas.Error.properties, json(ErrorBody.properties))
 
   // Seed §5: bearerAuth, HTTP authentication, scheme bearer.
-  t.same(securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer' } })
+  t.match(securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer', description: /plants:read, plants:write, webhooks or metrics/ } })
+  t.same(Object.keys(securitySchemes.bearerAuth).sort(), ['description', 'scheme', 'type'])
   t.equal(doc.security, undefined, 'no document-wide requirement: the probes are public')
 
   t.same(Object.keys(doc.paths).sort(), Object.keys(OPERATIONS).sort(), 'every route, and only the routes of the API')
@@ -117,7 +128,8 @@ t.test('the document matches the seed\'s tables', async (t) => {
         t.not(operation.responses[status].description, 'Default Response', `${name} ${status}: described`)
       }
       if (path.startsWith('/plants') || path.startsWith('/webhooks') || path === '/metrics') {
-        t.same(operation.security, [{ bearerAuth: [] }], `${name}: needs the bearer token`)
+        t.same(operation.security, [{ bearerAuth: [SCOPE[name]] }], `${name}: needs the bearer token with the scope ${SCOPE[name]}`)
+        t.match(operation.responses[403].description, `\`${SCOPE[name]}\``, `${name} 403: names the scope`)
       } else {
         // With no document-wide requirement an operation without one is merely undeclared: public says [].
         t.same(operation.security, [], `${name}: public, said so`)
@@ -142,12 +154,12 @@ t.test('the document declares the response headers a client reads', async (t) =>
   t.match(doc.paths['/plants'].get.responses[200].headers, { Link: header(/rel="next"/, { type: 'string' }) })
   t.same(Object.keys(doc.paths['/plants'].get.responses[200].headers), ['Link'])
 
-  const seen: Record<string, number> = { 401: 0, 429: 0, 503: 0 }
+  const seen: Record<string, number> = { 401: 0, 403: 0, 429: 0, 503: 0 }
   for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { headers?: object }> }>>)) {
     for (const [method, operation] of Object.entries(methods)) {
       const name = `${method.toUpperCase()} ${path}`
       for (const [status, response] of Object.entries(operation.responses)) {
-        if (status === '401') {
+        if (status === '401' || status === '403') {
           t.match(response.headers, { 'WWW-Authenticate': header(/Bearer realm="plant-store"/, { type: 'string' }) }, `${name} 401: WWW-Authenticate`)
         } else if (status === '429' || status === '503') {
           t.same(response.headers, { 'Retry-After': { schema: { type: 'integer', minimum: 0 }, description: 'Seconds to wait before retrying (RFC 9110)' } }, `${name} ${status}: Retry-After`)
@@ -158,7 +170,7 @@ t.test('the document declares the response headers a client reads', async (t) =>
       }
     }
   }
-  t.same(seen, { 401: 13, 429: 13, 503: 14 }, 'every 401, 429 and 503 of the document: the API\'s four plant and eight webhook operations, /metrics, and /ready')
+  t.same(seen, { 401: 13, 403: 13, 429: 13, 503: 14 }, 'every 401, 403, 429 and 503 of the document: the API\'s four plant and eight webhook operations, /metrics, and /ready')
 })
 
 t.test('the document names its server and its license', async (t) => {

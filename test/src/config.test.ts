@@ -139,6 +139,62 @@ t.test('tokens from API_TOKENS and API_TOKENS_FILE together', async (t) => {
     new ConfigError(`API_TOKENS_FILE=${JSON.stringify(join(t.testdir(), 'missing'))} cannot be read: ENOENT`))
 })
 
+t.test('API_TOKENS_FILE: a token alone has every scope; followed by scopes, only those', async (t) => {
+  const file = join(t.testdir(), 'tokens')
+  writeFileSync(file, [
+    '# a read-only dashboard',
+    'dashboard-token plants:read',
+    '',
+    '   # an indented comment',
+    'writer-token\tplants:read  plants:write',
+    'operator-token webhooks\t \tmetrics  ',
+    'every-token',
+    'all-listed metrics webhooks plants:write plants:read',
+    'dashboard-token plants:read plants:read',
+    'not#a-comment',
+    ''
+  ].join('\r\n'))
+  const config = loadConfig({ API_TOKENS: 'every-token,plain', API_TOKENS_FILE: file })
+  t.same(config.tokens, [
+    'every-token',
+    'plain',
+    { token: 'dashboard-token', scopes: ['plants:read'] },
+    { token: 'writer-token', scopes: ['plants:read', 'plants:write'] },
+    { token: 'operator-token', scopes: ['webhooks', 'metrics'] },
+    'all-listed',
+    'not#a-comment'
+  ], 'each token once, in the order given; scopes in their canonical order; every scope is a plain token')
+  t.same(config.shortTokens.map((warning) => /^the token at (.+?) has/.exec(warning)?.[1]), ['API_TOKENS entry 1', 'API_TOKENS entry 2',
+    'API_TOKENS_FILE line 2', 'API_TOKENS_FILE line 5', 'API_TOKENS_FILE line 6', 'API_TOKENS_FILE line 7', 'API_TOKENS_FILE line 8',
+    'API_TOKENS_FILE line 9', 'API_TOKENS_FILE line 10'], 'comments and blank lines are not tokens')
+})
+
+t.test('a bad tokens file stops the start naming its line, never the token', async (t) => {
+  const cases: Array<[string, Record<string, string>, string]> = [
+    ['secret-token-1 plants:read\nsecret-token-2 plants:admin\n', {},
+      'API_TOKENS_FILE line 2 is not valid: word 1 after the token is not a scope; expected plants:read, plants:write, webhooks or metrics, or the token alone for every scope'],
+    ['\n\nsecret-token-1 plants:read Plants:Write\n', {}, 'API_TOKENS_FILE line 3 is not valid: word 2 after the token is not a scope; expected'],
+    // A token with a space in it: the half after the space is not shown either.
+    ['secret token-1\n', {}, 'API_TOKENS_FILE line 1 is not valid: word 1 after the token is not a scope'],
+    ['secret-token-1 plants:read\n#\nsecret-token-1 plants:write\n', {},
+      'API_TOKENS_FILE line 3 is not valid: it gives a token that API_TOKENS_FILE line 1 gives with other scopes; give each token once, with all its scopes'],
+    ['secret-token-1\nsecret-token-1 metrics\n', {}, 'API_TOKENS_FILE line 2 is not valid: it gives a token that API_TOKENS_FILE line 1 gives with other scopes'],
+    ['other-token\nsecret-token-1 metrics\n', { API_TOKENS: 'x,secret-token-1' },
+      'API_TOKENS_FILE line 2 is not valid: it gives a token that API_TOKENS entry 2 gives with other scopes']
+  ]
+  for (const [content, env, message] of cases) {
+    const file = join(t.testdir(), 'tokens')
+    writeFileSync(file, content)
+    const error = t.throws(() => loadConfig({ ...env, API_TOKENS_FILE: file })) as Error
+    t.type(error, ConfigError)
+    t.equal(error.message.slice(0, message.length), message, message)
+    t.notMatch(error.message, /secret|token-1|admin|Write|\n/, 'one line, without the token or the word')
+  }
+  const file = join(t.testdir(), 'tokens')
+  writeFileSync(file, 'same-token plants:write plants:read\nsame-token plants:read plants:write\n')
+  t.same(loadConfig({ API_TOKENS_FILE: file }).tokens, [{ token: 'same-token', scopes: ['plants:read', 'plants:write'] }], 'given twice with the same scopes: one token')
+})
+
 t.test('no token: one is generated only when NODE_ENV is unset, development or test', async (t) => {
   const config = loadConfig({})
   t.match(config.generatedToken, /^[A-Za-z0-9_-]{32}$/)

@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { RequestLog } from '../../src/request-log.js'
 import { AUTH, TOKEN } from '../helpers/build.js'
+import { bearer, SCOPED, scopedTokensFile } from '../helpers/scopes.js'
 
 interface Line { level: number, msg: string, reqId?: string, [key: string]: unknown }
 
@@ -49,6 +51,27 @@ t.test('no log line holds the Authorization header or a token, whatever happens'
     t.notOk(keys(JSON.parse(line)).some((key) => key === 'authorization' || key === 'headers'), 'no header')
   }
   t.ok(parsed().some((line) => line.level === 10 || line.level === 20), 'trace and debug lines were captured too')
+})
+
+t.test('each request\'s line names its token by the fingerprint of its digest, never the token or its whole digest', async (t) => {
+  const { app, lines, parsed } = await logged(t, { LOG_LEVEL: 'info', API_TOKENS: '', API_TOKENS_FILE: scopedTokensFile(t, `${TOKEN}\n`) })
+  const digest = (token: string) => createHash('sha256').update(token).digest('hex')
+  await app.inject({ url: '/plants/1', headers: AUTH })
+  await app.inject({ url: '/plants/1', headers: bearer('plants:read') })
+  await app.inject({ method: 'DELETE', url: '/plants/1', headers: bearer('plants:read') })
+  await app.inject({ url: '/plants/1', headers: { authorization: 'Bearer wrong-token' } })
+  t.same(parsed().map((line) => [(line.res as { statusCode: number }).statusCode, (line.req as { token?: string }).token]), [
+    [404, digest(TOKEN).slice(0, 12)],
+    [404, digest(SCOPED['plants:read']).slice(0, 12)],
+    [403, digest(SCOPED['plants:read']).slice(0, 12)],
+    [401, undefined]
+  ], 'the token that authenticated the request, refused or not; none when none did')
+  for (const line of lines) {
+    for (const token of [TOKEN, SCOPED['plants:read'], 'wrong-token']) {
+      t.notMatch(line, token, 'never the token')
+      t.notMatch(line, digest(token), 'never its whole digest')
+    }
+  }
 })
 
 t.test('a token in the query string never reaches the log, nor a 404 message', async (t) => {

@@ -56,6 +56,24 @@ t.test('a token shorter than 32 characters is warned of at start, by its positio
   t.notMatch(stderr, /short-(list|file)-secret/, 'the tokens are not printed')
 })
 
+t.test('a bad tokens file stops the start with one line naming its line, never the token', async (t) => {
+  const dir = t.testdir({
+    unknown: `# the dashboard\n${'d'.repeat(32)} plants:read\nsecret-writer-token-0123456789abcdef plants:wirte\n`,
+    twice: 'secret-writer-token-0123456789abcdef plants:write\n\nsecret-writer-token-0123456789abcdef plants:read plants:write\n'
+  })
+  const unknown = await failedStart({ API_TOKENS_FILE: join(dir, 'unknown') })
+  t.equal(unknown.code, 1)
+  t.equal(unknown.stderr, 'plant-store: API_TOKENS_FILE line 3 is not valid: word 1 after the token is not a scope; ' +
+    'expected plants:read, plants:write, webhooks or metrics, or the token alone for every scope\n')
+  const twice = await failedStart({ API_TOKENS_FILE: join(dir, 'twice') })
+  t.equal(twice.code, 1)
+  t.equal(twice.stderr, 'plant-store: API_TOKENS_FILE line 3 is not valid: it gives a token that API_TOKENS_FILE line 1 gives with other scopes; ' +
+    'give each token once, with all its scopes\n')
+  const reused = await failedStart({ API_TOKENS: 'secret-writer-token-0123456789abcdef', API_TOKENS_FILE: join(dir, 'twice') })
+  t.match(reused.stderr, /^plant-store: API_TOKENS_FILE line 1 is not valid: it gives a token that API_TOKENS entry 1 gives with other scopes; [^\n]+\n$/)
+  t.notMatch(unknown.stderr + twice.stderr + reused.stderr, /secret|wirte|ddd/, 'neither the token nor the word')
+})
+
 t.test('at a terminal the log is pretty-printed; elsewhere it is JSON lines', async (t) => {
   // script(1) gives the server a pseudo-terminal as its standard output.
   const command = [process.execPath, ...process.execArgv, fileURLToPath(new URL('../../src/server.ts', import.meta.url))]

@@ -70,6 +70,7 @@ t.test('a proxy\'s own answers: the status and a message, even without the Error
     else if (request.url === '/plants/2') response.writeHead(200, { 'content-type': 'text/html' }).end('<p>welcome</p>')
     else if (request.url === '/plants/3') json(response, 503, '{"error":503,"message":"Down for a while."}', { 'retry-after': '3600' })
     else if (request.url === '/plants/4') json(response, 500, '{"error":500}')
+    else if (request.url === '/plants/5') response.writeHead(403, { 'content-type': 'text/html' }).end('<h1>Forbidden</h1>')
     else json(response, 200, '{"not":"a list"}')
   })
   const { fetch, exchanges } = recordingFetch()
@@ -78,6 +79,7 @@ t.test('a proxy\'s own answers: the status and a message, even without the Error
   t.match(await client.get(2).catch((error: unknown) => error),
     { kind: 'other', status: 200, message: `The service answered GET ${base}/plants/2 with 200, not the answer this operation gives.` })
   t.match(await client.get(4).catch((error: unknown) => error), { kind: 'other', status: 500, message: /with 500$/ })
+  t.match(await client.get(5).catch((error: unknown) => error), { kind: 'forbidden', status: 403, scope: undefined, message: /with 403$/ }, 'a proxy\'s 403 names no scope')
   t.match(await client.listPage().catch((error: unknown) => error), { kind: 'other', status: 200, message: /not the answer this operation gives/ })
 
   const before = exchanges.length

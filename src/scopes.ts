@@ -1,0 +1,28 @@
+/**
+ * What a token may do. Each API operation needs one scope (CONTRACT.md, "Scopes"):
+ * `plants:read` the reads and the listing, `plants:write` creates and deletes,
+ * `webhooks` every /webhooks operation, `metrics` GET /metrics.
+ */
+export const SCOPES = ['plants:read', 'plants:write', 'webhooks', 'metrics'] as const
+
+export type Scope = typeof SCOPES[number]
+
+/** A token with the scopes it is limited to; a token given as a plain string has every scope. */
+export interface ScopedToken {
+  token: string
+  scopes: readonly Scope[]
+}
+
+export function isScope (value: unknown): value is Scope {
+  return (SCOPES as readonly unknown[]).includes(value)
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The scope a token needs for this route. The auth plugin checks it; a host that
+     * authenticates its own way may ignore it.
+     */
+    scope?: Scope
+  }
+}
