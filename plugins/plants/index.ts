@@ -27,9 +27,12 @@ function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
   return { store, bodyLimit }
 }
 
-/** A write of a request whose client has gone (its connection closed) is dropped before it is sent to the store. */
-function untilGone (request: FastifyRequest): WriteOptions {
-  return { abandoned: () => request.raw.socket?.destroyed === true }
+/**
+ * A write of a request whose client has gone (its connection closed) is dropped before it is sent to the store;
+ * the request is the write's origin, so that a trace can link the store's batch to the requests it carried.
+ */
+function writeOf (request: FastifyRequest): WriteOptions {
+  return { abandoned: () => request.raw.socket?.destroyed === true, origin: request }
 }
 
 /**
@@ -61,7 +64,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
     }
   }, async (request) => {
     const { id, name, tag } = request.body
-    const { outcome, plant } = await store.create({ id, name, tag }, untilGone(request))
+    const { outcome, plant } = await store.create({ id, name, tag }, writeOf(request))
     if (outcome === 'conflict') {
       throw new HttpError(409, `A different plant already has id ${id}; it was left as it was.`)
     }
@@ -105,7 +108,7 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
     }
   }, async (request, reply) => {
     // Through the same group commit as creates: writes of one id keep their order.
-    if (!await store.delete(request.params.id, untilGone(request))) throw new HttpError(404, `No plant has id ${request.params.id}.`)
+    if (!await store.delete(request.params.id, writeOf(request))) throw new HttpError(404, `No plant has id ${request.params.id}.`)
     return reply.code(204).send()
   })
 

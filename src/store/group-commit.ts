@@ -40,7 +40,8 @@ class PendingWrite<T, R> implements Waiter<T, R> {
     readonly item: T,
     readonly deadline: number,
     private readonly settle: { resolve: (result: R) => void, reject: (error: unknown) => void },
-    private readonly abandoned?: () => boolean
+    private readonly abandoned?: () => boolean,
+    readonly origin?: object
   ) {}
 
   resolve (result: R): void {
@@ -125,7 +126,7 @@ export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupComm
     // While every slot is busy, new items gather into the next, larger batch.
     while (queue.length > 0 && inFlight.size < maxInFlight) {
       const batch = queue.splice(0, maxBatch)
-      const end = observer?.batch?.(batch.length)
+      const end = observer?.batch?.(batch.length, batch)
       const done: Promise<void> = commit(batch).finally(() => {
         end?.()
         inFlight.delete(done)
@@ -137,14 +138,14 @@ export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupComm
   }
 
   return {
-    add (item: T, { abandoned }: WriteOptions = {}): Promise<R> {
+    add (item: T, { abandoned, origin }: WriteOptions = {}): Promise<R> {
       // Callers that have their answer already hold no place in the queue.
       if (queue.length >= maxQueue) queue = queue.filter(stillWaiting)
       if (queue.length >= maxQueue) {
         return Promise.reject(new StoreUnavailableError(`${queue.length} writes are waiting for the store, the most it queues`))
       }
       return new Promise((resolve, reject) => {
-        const write = new PendingWrite<T, R>(item, Date.now() + timeout, { resolve, reject }, abandoned)
+        const write = new PendingWrite<T, R>(item, Date.now() + timeout, { resolve, reject }, abandoned, origin)
         queue.push(write)
         pending.push(write)
         watch()

@@ -1,3 +1,9 @@
+/** A write as the observer of its batch sees it. */
+export interface BatchedWrite {
+  /** Who asked for it, when its caller said (WriteOptions.origin): an HTTP request. */
+  readonly origin?: object
+}
+
 /**
  * What a store tells whoever watches it (metrics, traces), when asked to. Every
  * member is optional, and a store without an observer pays nothing.
@@ -5,8 +11,11 @@
 export interface StoreObserver {
   /** Given once, with a way to read how many writes wait for a batch; read when metrics are scraped. */
   queue?: (depth: () => number) => void
-  /** A batch of `size` writes starts to commit: the function it returns is called once the batch is settled. */
-  batch?: (size: number) => (() => void) | undefined
+  /**
+   * A batch of `size` writes starts to commit: the function it returns is called once the batch is settled.
+   * `writes` are the batch's writes, each with the origin its caller gave (see WriteOptions), to read at once.
+   */
+  batch?: (size: number, writes: readonly BatchedWrite[]) => (() => void) | undefined
   /** false when an outage starts, true when the store answers again. */
   available?: (up: boolean) => void
 }
@@ -16,8 +25,8 @@ export function combineObservers (...observers: Array<StoreObserver | undefined>
   const all = observers.filter((observer) => observer !== undefined)
   return {
     queue: (depth) => { for (const observer of all) observer.queue?.(depth) },
-    batch: (size) => {
-      const ends = all.map((observer) => observer.batch?.(size))
+    batch: (size, writes) => {
+      const ends = all.map((observer) => observer.batch?.(size, writes))
       return () => { for (const end of ends) end?.() }
     },
     available: (up) => { for (const observer of all) observer.available?.(up) }

@@ -5,6 +5,8 @@ import type { WebhookStore } from './webhook-types.js'
 export interface WriteOptions {
   /** True once nobody waits for the outcome (the client has gone): the write is then dropped unless already sent. */
   abandoned?: () => boolean
+  /** Who asked for the write (an HTTP request): the store's observer hears of it with the write's batch. */
+  origin?: object
 }
 
 /** A plant as the store keeps it: the response shape plus its 64-bit id. */
