@@ -1,8 +1,6 @@
-// Loaded only when tracing is configured (src/app.ts imports it on demand):
+// Loaded only when tracing is configured (src/observability.ts imports it on demand):
 // without an OTLP endpoint no OpenTelemetry SDK module is loaded at all.
-import { FastifyOtelInstrumentation } from '@fastify/otel'
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Link, type Span, type Tracer } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
@@ -13,11 +11,12 @@ import type { TracingConfig } from '../config.js'
 import type { StoreObserver } from '../store/observer.js'
 import type { StoreLogger } from '../store/outage.js'
 import type { WebhookObserver } from '../webhooks/observer.js'
+import { DecidedTraceIds, traceRequests } from './requests.js'
 
 export interface Tracing {
-  /** @fastify/otel: a span per request, and one per hook and handler under it. Register it first. */
+  /** A server span per sampled request. Register it first, at the root. */
   plugin: FastifyPluginCallback
-  /** A span per store batch commit, a child of the span whose write opened the batch. */
+  /** A span per store batch that carried a sampled request, linked to each of them. */
   store: StoreObserver
   /** A span per webhook attempt, whose traceparent goes on the attempt's request. */
   webhooks: WebhookObserver
@@ -33,17 +32,12 @@ const EXPORT_TIMEOUT = 5000
 
 // The probes are asked every few seconds by load balancers: their spans would be noise.
 const UNTRACED = new Set(['/health', '/ready'])
-
-let globalsSet = false
-
-// Which span is current, and how a trace crosses HTTP, are the process's, not an
-// app's: set once. Each app keeps its own provider and exporter.
-function setGlobals (): void {
-  if (globalsSet) return
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator())
-  globalsSet = true
-}
+// The most links a batch's span keeps: the largest batch (SQLite's; PostgreSQL's are smaller).
+const MAX_LINKS = 1000
+// Spans waiting for export: beyond it they are dropped (counted by the SDK), never queued without end.
+const MAX_QUEUE = 2048
+// Spans in one export.
+const EXPORT_BATCH = 512
 
 // The standard samplers by their OTEL_TRACES_SAMPLER names (@opentelemetry/sdk-trace reads no variables itself).
 function sampler ({ name, ratio }: TracingConfig['sampler']): Sampler {
@@ -58,52 +52,72 @@ function sampler ({ name, ratio }: TracingConfig['sampler']): Sampler {
  * they are exported in the background, and a shutdown waits for it two seconds at most.
  */
 export function startTracing (config: TracingConfig, database: 'sqlite' | 'postgresql', log: StoreLogger): Tracing {
-  setGlobals()
+  // No global context manager or propagator: no context is carried through callbacks (that is what
+  // made tracing cost the request); the spans that join a request's trace are given it explicitly.
+  const propagator = new W3CTraceContextPropagator()
   // The exporters read the rest of the standard variables (OTEL_EXPORTER_OTLP_HEADERS, …) themselves.
   const options = { url: config.url, timeoutMillis: EXPORT_TIMEOUT }
   const exporter = config.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options)
+  const ids = new DecidedTraceIds()
+  const decide = sampler(config.sampler)
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.serviceName }),
-    sampler: sampler(config.sampler),
-    spanProcessors: [new BatchSpanProcessor({ exporter })]
+    sampler: decide,
+    idGenerator: ids,
+    spanLimits: { linkCountLimit: MAX_LINKS },
+    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: MAX_QUEUE, maxExportBatchSize: EXPORT_BATCH, exportTimeoutMillis: EXPORT_TIMEOUT })]
   })
   const tracer = provider.getTracer('plant-store')
-
-  const instrumentation = new FastifyOtelInstrumentation({ ignorePaths: (route) => UNTRACED.has(route.url) })
-  instrumentation.setTracerProvider(provider)
+  const requests = traceRequests({ tracer, sampler: decide, ids, propagator, untraced: UNTRACED })
 
   return {
-    plugin: instrumentation.plugin(),
+    plugin: requests.plugin,
     tracer,
     store: {
-      batch (size) {
+      batch (size, writes) {
+        // A child of the first sampled request it carried, so that it shares its sampling; linked to each of them.
+        let first: Span | undefined
+        const links: Link[] = []
+        for (const { origin } of writes) {
+          const span = requests.spanOf(origin)
+          if (span === undefined) continue
+          first ??= span
+          links.push({ context: span.spanContext() })
+        }
+        if (first === undefined) return undefined
         const span = tracer.startSpan('store commit', {
           kind: SpanKind.CLIENT,
+          links,
           attributes: { 'db.system.name': database, 'db.operation.name': 'COMMIT', 'db.operation.batch.size': size }
-        })
+        }, trace.setSpan(ROOT_CONTEXT, first))
         return () => span.end()
       }
     },
     webhooks: {
       attempt (delivery) {
         // A trace of its own: the sender works in the background, for no request of now.
+        const url = new URL(delivery.url)
         const span = tracer.startSpan('webhook attempt', {
           kind: SpanKind.CLIENT,
           attributes: {
             'http.request.method': 'POST',
-            'server.address': new URL(delivery.url).hostname,
+            'server.address': url.hostname,
+            'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
             'plant_store.webhook.delivery_id': delivery.id,
             'plant_store.webhook.attempt': delivery.attempts + 1
           }
         }, ROOT_CONTEXT)
         const headers: Record<string, string> = {}
-        propagation.inject(trace.setSpan(context.active(), span), headers)
+        propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, defaultTextMapSetter)
         return {
           headers,
           end (outcome) {
             span.setAttribute('plant_store.webhook.outcome', outcome.result)
             if (outcome.status !== undefined) span.setAttribute('http.response.status_code', outcome.status)
-            if (outcome.result !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: 'error' in outcome && outcome.error !== undefined ? outcome.error : outcome.result })
+            if (outcome.result !== 'succeeded') {
+              span.setAttribute('error.type', outcome.status === undefined ? '_OTHER' : String(outcome.status))
+              span.setStatus({ code: SpanStatusCode.ERROR, message: 'error' in outcome && outcome.error !== undefined ? outcome.error : outcome.result })
+            }
             span.end()
           }
         }

@@ -1,13 +1,13 @@
 import t from 'tap'
 import { AUTH, build, getPlant, postPlant } from '../helpers/build.js'
-import { otlpReceiver } from '../helpers/otlp.js'
-import { closedPort } from '../helpers/receiver.js'
+import { otlpReceiver, type ReceivedSpan } from '../helpers/otlp.js'
+import { closedPort, startReceiver } from '../helpers/receiver.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
 const TRACEPARENT = `00-${TRACE_ID}-${PARENT_ID}-01`
 
-t.test('spans per request, hook, handler and store commit, exported as OTLP/JSON; an incoming traceparent is honoured', async (t) => {
+t.test('a span per request and per store batch, exported as OTLP/JSON; an incoming traceparent is honoured', async (t) => {
   const receiver = await otlpReceiver(t)
   const app = await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'plants-test' })
   const created = await postPlant(app, { id: 1, name: 'Fern' }, { ...AUTH, traceparent: TRACEPARENT })
@@ -22,31 +22,75 @@ t.test('spans per request, hook, handler and store commit, exported as OTLP/JSON
   t.ok(spans.every((span) => span.service === 'plants-test'), 'under OTEL_SERVICE_NAME')
 
   // The POST joins the caller's trace: its request span's parent is the caller's span.
-  const post = spans.find((span) => span.name === 'request' && span.attributes['http.request.method'] === 'POST')
-  t.ok(post, 'a span for the POST')
+  const post = spans.find((span) => span.name === 'POST /plants')
+  t.ok(post, 'a span for the POST, named by its method and route')
+  t.equal(post?.kind, 2, 'a server span')
   t.equal(post?.traceId, TRACE_ID)
   t.equal(post?.parentSpanId, PARENT_ID)
-  t.equal(post?.attributes['http.route'], '/plants')
-  t.equal(post?.attributes['http.response.status_code'], 200)
+  t.same(post?.attributes, {
+    'http.request.method': 'POST',
+    'http.route': '/plants',
+    'url.path': '/plants',
+    'url.scheme': 'http',
+    'server.address': 'localhost',
+    'server.port': 80,
+    'http.response.status_code': 200
+  })
 
-  // Under it, the handler; under the handler, the store's commit of the batch that held the write.
-  const handler = spans.find((span) => span.name.startsWith('handler - ') && span.parentSpanId === post?.spanId)
-  t.ok(handler, 'a handler span, child of the request span')
-  const commit = spans.find((span) => span.name === 'store commit')
+  // The store's commit of the batch that held the write: in its trace, linked to it.
+  const commit = spans.find((span) => span.name === 'store commit') as unknown as ReceivedSpan & { links: Array<{ traceId: string, spanId: string }> }
   t.ok(commit, 'a store commit span')
   t.equal(commit?.traceId, TRACE_ID)
-  t.equal(commit?.parentSpanId, handler?.spanId, 'child of the handler that wrote')
+  t.equal(commit?.parentSpanId, post?.spanId, 'child of the request that wrote')
+  t.match(commit?.links, [{ traceId: TRACE_ID, spanId: post?.spanId }], 'linked to it')
   t.same(commit?.attributes, { 'db.system.name': 'sqlite', 'db.operation.name': 'COMMIT', 'db.operation.batch.size': 1 })
-  t.ok(spans.some((span) => span.name.startsWith('onRequest - ') && span.parentSpanId === post?.spanId), 'hooks have spans too')
+  t.equal(spans.filter((span) => span.traceId === TRACE_ID).length, 2, 'no span per hook or handler')
 
   // A request with no traceparent starts a trace of its own.
-  const get = spans.find((span) => span.name === 'request' && span.attributes['http.request.method'] === 'GET')
+  const get = spans.find((span) => span.name === 'GET /plants/:id')
   t.ok(get)
   t.not(get?.traceId, TRACE_ID)
   t.equal(get?.parentSpanId, undefined)
   t.equal(get?.attributes['http.route'], '/plants/:id')
+  t.equal(get?.attributes['url.path'], '/plants/1')
 
   t.notOk(spans.some((span) => span.attributes['url.path'] === '/health'), 'the probes are not traced')
+})
+
+t.test('one store batch, linked to every sampled request it carried; a caller\'s unsampled trace exports nothing; a webhook attempt is a client span whose traceparent the receiver gets', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const hooks = await startReceiver(t)
+  const app = await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', WEBHOOK_ALLOW_PRIVATE: 'true' })
+  t.equal((await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: `${hooks.origin}/hooks` } })).statusCode, 201)
+
+  // Sent together, so that they share batches; the fourth comes from a caller that does not sample.
+  const UNSAMPLED = '5bf92f3577b34da6a3ce929d0e0e4736'
+  const answers = await Promise.all([1, 2, 3, 4].map((id) =>
+    postPlant(app, { id, name: 'Fern' }, id === 4 ? { ...AUTH, traceparent: `00-${UNSAMPLED}-${PARENT_ID}-00` } : AUTH)))
+  t.same(answers.map((answer) => answer.statusCode), [200, 200, 200, 200])
+  const [delivered] = await hooks.waitFor(1)
+  await app.close()
+  const { spans } = receiver
+
+  const posts = spans.filter((span) => span.name === 'POST /plants')
+  t.equal(posts.length, 3, 'a span for each sampled create')
+  t.notOk(spans.some((span) => span.traceId === UNSAMPLED), 'nothing of the unsampled caller\'s trace')
+  const commits = spans.filter((span) => span.name === 'store commit') as Array<ReceivedSpan & { links?: Array<{ traceId: string, spanId: string }> }>
+  const linked = commits.flatMap((commit) => (commit.links ?? []).map((link) => `${link.traceId}/${link.spanId}`))
+  t.same(linked.sort(), posts.map((post) => `${post.traceId}/${post.spanId}`).sort(), 'each sampled request linked once, from the batch that carried it')
+  for (const commit of commits) {
+    const parent = posts.find((post) => post.spanId === commit.parentSpanId)
+    t.ok(parent, 'in the trace of a request it carried')
+    t.equal(commit.traceId, parent?.traceId)
+    t.ok((commit.attributes['db.operation.batch.size'] as number) >= (commit.links ?? []).length, 'the batch\'s size counts every write')
+  }
+  t.equal(commits.reduce((sum, commit) => sum + (commit.attributes['db.operation.batch.size'] as number), 0), 4, 'the unsampled create was committed too')
+  t.comment(`batches: ${commits.map((commit) => commit.attributes['db.operation.batch.size']).join(', ')}`)
+
+  const attempt = spans.find((span) => span.name === 'webhook attempt')
+  t.equal(attempt?.kind, 3, 'a client span')
+  t.equal(delivered.headers.traceparent, `00-${attempt?.traceId}-${attempt?.spanId}-01`, 'whose traceparent the receiver got')
+  t.match(attempt?.attributes, { 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'server.port': hooks.port, 'http.response.status_code': 204, 'plant_store.webhook.outcome': 'succeeded' })
 })
 
 t.test('http/protobuf (the default): the export is protobuf, to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is', async (t) => {
@@ -75,7 +119,7 @@ t.test('two traced apps in one process keep their own exporters', async (t) => {
   await getPlant(apps[1], 2)
   await getPlant(apps[1], 3)
   for (const app of apps) await app.close()
-  const paths = (receiver: typeof one) => receiver.spans.filter((s) => s.name === 'request').map((s) => s.attributes['url.path'])
+  const paths = (receiver: typeof one) => receiver.spans.filter((s) => s.kind === 2).map((s) => s.attributes['url.path'])
   t.same(paths(one), ['/plants/1'])
   t.same(paths(two).sort(), ['/plants/2', '/plants/3'])
 })

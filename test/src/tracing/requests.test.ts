@@ -1,0 +1,119 @@
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { AlwaysOnSampler, InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace'
+import Fastify from 'fastify'
+import t, { type Test } from 'tap'
+import { DecidedTraceIds, traceRequests } from '../../../src/tracing/requests.js'
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
+const PARENT_ID = '00f067aa0ba902b7'
+
+// The plugin alone on a bare Fastify, its spans kept in memory; `started` counts the spans it asked for.
+async function traced (t: Test, sampler: Sampler = new ParentBasedSampler({ root: new AlwaysOnSampler() })) {
+  const exporter = new InMemorySpanExporter()
+  const ids = new DecidedTraceIds()
+  const provider = new TracerProvider({ sampler, idGenerator: ids, spanProcessors: [new SimpleSpanProcessor({ exporter })] })
+  const tracer = provider.getTracer('test')
+  let started = 0
+  const counting = { ...tracer, startSpan: (...args: Parameters<typeof tracer.startSpan>) => { started++; return tracer.startSpan(...args) } } as typeof tracer
+  const requests = traceRequests({ tracer: counting, sampler, ids, propagator: new W3CTraceContextPropagator(), untraced: new Set(['/health']) })
+  // Behind a proxy that says how the client called.
+  const app = Fastify({ trustProxy: true })
+  await app.register(requests.plugin)
+  app.get('/health', async () => ({ status: 'ok' }))
+  app.get('/plants/:id', async (request) => {
+    const id = (request.params as { id: string }).id
+    if (id === 'down') throw Object.assign(new Error('the store is down'), { name: 'StoreUnavailableError', statusCode: 503 })
+    if (id === 'bad') throw Object.assign(new Error('id must be a number'), { statusCode: 400 })
+    return { id }
+  })
+  app.get('/teapot', async (_request, reply) => reply.code(502).send({ bad: 'gateway' }))
+  t.teardown(() => app.close())
+  return { app, requests, spans: () => exporter.getFinishedSpans(), started: () => started }
+}
+
+t.test('a server span per request, named by method and route template, with HTTP\'s semantic conventions', async (t) => {
+  const { app, spans } = await traced(t)
+  t.equal((await app.inject({ url: '/plants/7?verbose=1', headers: { host: 'plants.example:8443' } })).statusCode, 200)
+  const [span] = spans()
+  t.equal(span.name, 'GET /plants/:id')
+  t.equal(span.kind, 1, 'SERVER')
+  t.same(span.attributes, {
+    'http.request.method': 'GET',
+    'http.route': '/plants/:id',
+    'url.path': '/plants/7',
+    'url.scheme': 'http',
+    'server.address': 'plants.example',
+    'server.port': 8443,
+    'http.response.status_code': 200
+  })
+  t.equal(span.status.code, 0, 'unset')
+  t.equal(span.parentSpanContext, undefined, 'a root span without a traceparent')
+
+  // No port in the Host header: the scheme's own, as the client called it.
+  await app.inject({ url: '/plants/8', headers: { host: 'plants.example' } })
+  await app.inject({ url: '/plants/9', headers: { host: 'plants.example', 'x-forwarded-proto': 'https' } })
+  t.same(spans().slice(1).map((span) => [span.attributes['url.scheme'], span.attributes['server.port']]), [['http', 80], ['https', 443]])
+})
+
+t.test('failures: a 5xx is an error with its exception type, or its status; a 4xx is not; a 404 has no route', async (t) => {
+  const { app, spans } = await traced(t)
+  t.equal((await app.inject('/plants/down')).statusCode, 503)
+  t.equal((await app.inject('/teapot')).statusCode, 502)
+  t.equal((await app.inject('/plants/bad')).statusCode, 400)
+  t.equal((await app.inject('/nowhere')).statusCode, 404)
+  t.equal((await app.inject({ method: 'PROPFIND', url: '/nowhere' })).statusCode, 404)
+  const byName = (name: string) => spans().filter((span) => span.name === name)
+  const [down] = byName('GET /plants/:id').filter((span) => span.attributes['url.path'] === '/plants/down')
+  t.equal(down.attributes['error.type'], 'StoreUnavailableError')
+  t.same(down.status, { code: 2, message: 'the store is down' })
+  const [teapot] = byName('GET /teapot')
+  t.equal(teapot.attributes['error.type'], '502', 'no exception: the status code')
+  t.equal(teapot.status.code, 2)
+  const [bad] = byName('GET /plants/:id').filter((span) => span.attributes['url.path'] === '/plants/bad')
+  t.equal(bad.attributes['http.response.status_code'], 400)
+  t.notOk('error.type' in bad.attributes, 'a 4xx is the client\'s error, not the server\'s')
+  t.equal(bad.status.code, 0)
+  const [nowhere] = byName('GET')
+  t.notOk('http.route' in nowhere.attributes, 'no route matched: no http.route, and the name is the method alone')
+  t.equal(nowhere.attributes['http.response.status_code'], 404)
+  const [other] = byName('_OTHER')
+  t.equal(other.attributes['http.request.method'], '_OTHER', 'a method HTTP does not name')
+  t.equal(other.attributes['http.request.method_original'], 'PROPFIND')
+})
+
+t.test('a caller\'s traceparent: sampled, the request joins its trace; not sampled, no span is even started', async (t) => {
+  const { app, spans, started } = await traced(t)
+  await app.inject({ url: '/plants/1', headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } })
+  t.equal(started(), 1)
+  const [span] = spans()
+  t.equal(span.spanContext().traceId, TRACE_ID)
+  t.equal(span.parentSpanContext?.spanId, PARENT_ID)
+  t.equal(span.parentSpanContext?.isRemote, true)
+
+  for (let i = 0; i < 20; i++) await app.inject({ url: '/plants/2', headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` } })
+  t.equal(started(), 1, 'no span for a request the caller did not sample')
+  t.equal(spans().length, 1)
+  t.equal((await app.inject('/health')).statusCode, 200)
+  t.equal(started(), 1, 'the probes get none either')
+})
+
+t.test('a ratio sampler decides on the id the trace then has, before any span exists', async (t) => {
+  const { app, spans, started } = await traced(t, new TraceIdRatioBasedSampler(0.25))
+  for (let i = 0; i < 200; i++) await app.inject('/plants/1')
+  t.equal(started(), spans().length, 'a span is started only for a trace that is sampled')
+  // Binomial(200, 0.25): outside 20..80 with a probability under one in a million.
+  t.ok(spans().length >= 20 && spans().length <= 80, `${spans().length} of 200`)
+  // The sampler's decision holds for the id the span has: the same sampler samples every one of them again.
+  const sampler = new TraceIdRatioBasedSampler(0.25)
+  t.ok(spans().every((span) => sampler.shouldSample({} as never, span.spanContext().traceId).decision === 2))
+})
+
+t.test('spanOf: the span of a request being traced, nothing for anything else', async (t) => {
+  const { app, requests } = await traced(t)
+  let seen: unknown = 'unset'
+  app.get('/look', async (request) => { seen = requests.spanOf(request); return {} })
+  await app.inject('/look')
+  t.ok(seen !== undefined && (seen as { spanContext: unknown }).spanContext, 'the request\'s span')
+  t.equal(requests.spanOf({}), undefined)
+  t.equal(requests.spanOf(undefined), undefined, 'a write whose caller named no origin')
+})
