@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { create } from './load.js'
 import { find, runPhase, type Row, type Target } from './phase.js'
 import { freshDatabase } from './pgbench.js'
-import { fmt, machine, writeSection } from './report.js'
+import { fmt, machine, median, writeSection } from './report.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
@@ -56,11 +56,6 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-}
 const rounds = Array.from({ length: ROUNDS }, (_, round) => round)
 const result = (store: string, build: number, round: number) => find(rows, CREATE, `${store} @ ${builds[build].commit}`, round)
 /** The median over the rounds, then each round's figure. */

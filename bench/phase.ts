@@ -6,6 +6,8 @@ export interface Target {
   name: string
   script: string
   env: Record<string, string>
+  /** Headers added to every request sent to it (such as a caller's traceparent). */
+  headers?: Record<string, string>
   /** Runs once the server is up, before its warm-up (such as subscribing a webhook receiver). */
   setup?: (server: Server) => Promise<void>
   /** Runs after its warm-up and after each of its loads, before any other target's (such as waiting out a webhook backlog). */
@@ -42,13 +44,13 @@ export async function runPhase (targets: Target[], workloads: Array<[string, Wor
       await target.setup?.(target.server)
       // JIT and page cache, for every workload before any is measured: one that
       // runs later must not find the code more optimized than one that ran first.
-      for (const [, shape] of workloads) await warmUp(target.server, shape, options.warmUpRequests, options.warmUpSeconds)
+      for (const [, shape] of workloads) await warmUp(target.server, withHeaders(shape, target), options.warmUpRequests, options.warmUpSeconds)
       await target.settle?.(target.server)
     }
     for (let round = 0; round < (options.rounds ?? 1); round++) {
       for (const [workload, shape] of workloads) {
         for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-          const result = await load(target.server as Server, shape, options.seconds)
+          const result = await load(target.server as Server, withHeaders(shape, target), options.seconds)
           await target.settle?.(target.server as Server)
           process.stderr.write(`bench: ${workload}, ${target.name}: ${fmt(result.requests)} req/s, ${fmt(result.cpuUsPerRequest)} µs CPU/req\n`)
           rows.push({ round, workload, target: target.name, result })
@@ -63,6 +65,10 @@ export async function runPhase (targets: Target[], workloads: Array<[string, Wor
     }
   }
   return rows
+}
+
+function withHeaders (workload: Workload, { headers }: Target): Workload {
+  return headers === undefined ? workload : { ...workload, headers: { ...workload.headers, ...headers } }
 }
 
 /** The row of `workload` on `target` (in `round`). */

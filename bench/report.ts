@@ -10,6 +10,13 @@ export function machine (): string {
   return `${cpu.length} × ${cpu[0].model}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Node.js ${process.version}`
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
 export const LOAD_HEADER = 'req/s | × baseline | server CPU µs/req | p50 ms | p99 ms | errors | non-2xx'
 export const LOAD_ALIGN = '---:|---:|---:|---:|---:|---:|---:'
 

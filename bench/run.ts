@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { writeCursor } from '../plugins/plants/cursor.js'
 import { fillStore, timePages, type PageTimes } from './big-store.js'
 import { create, getPath, getRandom, load, rss, startServer, stopServer, type Server, type Workload } from './load.js'
-import { otlpSink } from './otlp-sink.js'
+import { measureObservability, OBSERVE_ROUNDS } from './observe.js'
 import { find, runPhase, type Row, type Target } from './phase.js'
 import { freshDatabase, hasPgbench, pgbenchTps } from './pgbench.js'
 import { floorCells, FLOOR_ALIGN, FLOOR_HEADER, fmt, LOAD_ALIGN, LOAD_HEADER, loadCells, machine, writeSection } from './report.js'
@@ -57,34 +57,8 @@ try {
   await createDb?.drop()
 }
 
-// Metrics and tracing: each server against the same one without them, back to back.
-// Metrics are on by default (METRICS=true); tracing is on with an OTLP endpoint,
-// here a collector in this process that takes every export and keeps nothing.
-const sink = await otlpSink()
-const observeTargets: Target[] = [
-  { name: 'baseline, metrics on', script: BASELINE, env: { DATABASE_URL: 'sqlite::memory:' } },
-  { name: 'baseline, metrics off', script: BASELINE, env: { DATABASE_URL: 'sqlite::memory:', METRICS: 'false' } },
-  { name: 'SQLite normal, metrics on', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
-  { name: 'SQLite normal, metrics off', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-off.db')}`, METRICS: 'false' } },
-  { name: 'SQLite normal, metrics on, traced', script: SERVER, env: { DATABASE_URL: `sqlite:${join(dir, 'traced.db')}`, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } },
-  {
-    name: 'SQLite normal, metrics on, 10% traced',
-    script: SERVER,
-    env: { DATABASE_URL: `sqlite:${join(dir, 'sampled.db')}`, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }
-  }
-]
-let observeRows: Row[]
-try {
-  observeRows = await runPhase(observeTargets, [[CREATE, create]], { ...phase, port: 28220 })
-} finally {
-  await sink.close()
-}
-const observed = [
-  ['baseline, metrics on', 'baseline, metrics off'],
-  ['SQLite normal, metrics on', 'SQLite normal, metrics off'],
-  ['SQLite normal, metrics on, traced', 'SQLite normal, metrics on'],
-  ['SQLite normal, metrics on, 10% traced', 'SQLite normal, metrics on']
-]
+// Metrics and tracing: each server against the same one without them (bench/observe.ts).
+const observe = await measureObservability({ dir, phase: { ...phase, port: 28220 }, server: SERVER, baseline: BASELINE })
 
 // Webhooks: each store with no endpoint against the same with one subscribed (a
 // receiver in this process that answers 204), then the sender alone on each store.
@@ -163,18 +137,7 @@ if (pgbench !== undefined) {
   lines.push(`| pgbench: the same single-row INSERT, 50 clients | | ${fmt(pgbench)} tps |${' |'.repeat(6)}`,
     '', `PostgreSQL through the service: ${fmt(find(creates, CREATE, 'PostgreSQL').requests / pgbench, 2)}× pgbench's single-row INSERT TPS.`)
 }
-const exported = sink.received()
-lines.push('', '### Metrics and tracing', '',
-  `| request | server | against | ${LOAD_HEADER.replace('× baseline', '× against')} | CPU/req × against |`, `|---|---|---|${LOAD_ALIGN}|---:|`,
-  ...observed.map(([server, against]) => {
-    const [row, reference] = [find(observeRows, CREATE, server), find(observeRows, CREATE, against)]
-    return `| ${CREATE} | ${server} | ${against} | ${loadCells(row, reference)} | ${fmt(row.cpuUsPerRequest / reference.cpuUsPerRequest, 2)} |`
-  }),
-  '', 'Metrics on is the default (`GET /metrics`, request counts and durations by route, store batches); off is `METRICS=false`. ' +
-    `Traced: \`OTEL_EXPORTER_OTLP_ENDPOINT\` set (OTLP/HTTP protobuf, @fastify/otel spans for the request, each hook and the handler, and one per store batch) to a collector in the bench process that received ${fmt(exported.exports)} exports, ${fmt(exported.bytes / 2 ** 20, 1)} MiB; ` +
-    'spans beyond the exporter\'s queue (2,048) are dropped, as in production under such load. ' +
-    '10% traced: the same with `OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1`. ' +
-    'CPU/req × against is the server\'s CPU time per request against the other\'s: on a busy machine it moves less than req/s does.')
+lines.push('', '### Metrics and tracing', '', ...observe.lines)
 lines.push('', '### Webhooks', '',
   `| request | server | against | ${LOAD_HEADER.replace('× baseline', '× against')} | CPU/req × against |`, `|---|---|---|${LOAD_ALIGN}|---:|`,
   ...hookPairs.map(([server, against]) => {
@@ -210,7 +173,7 @@ lines.push('', `### Reads from ${fmt(PLANTS)} plants`, '',
     '"Store alone" is `store.list({ limit: 21 })` called from the bench process without HTTP: 201 rounds of 20 pages ' +
     'of each kind back to back, the order flipping every round; the medians of each kind\'s µs per page and of the rounds\' deep ÷ first.',
   '', '### Servers', '', '| phase | server | start→ready ms | peak RSS MiB |', '|---|---|---:|---:|',
-  ...[['creates, empty store', createTargets], ['metrics and tracing', observeTargets], ['webhooks', hookTargets], [`reads, ${fmt(PLANTS)} plants`, readTargets]].flatMap(([label, targets]) =>
+  ...[['creates, empty store', createTargets], ['metrics and tracing', observe.targets], ['webhooks', hookTargets], [`reads, ${fmt(PLANTS)} plants`, readTargets]].flatMap(([label, targets]) =>
     (targets as Target[]).map((t) => `| ${label as string} | ${t.name} | ${fmt(t.server?.startToReadyMs ?? NaN)} | ${fmt(t.peakRss ?? NaN, 1)} |`)))
 
 // V8 lets its heap grow before a major collection, so RSS saws up and down:
@@ -221,7 +184,7 @@ lines.push('', '### Sustained load', '', `SQLite normal, creates, ${SOAK_SECONDS
   marks.map(([s, mib]) => `${fmt(s)} s: ${fmt(mib, 1)} (${fmt(mib / at10, 2)}×)`).join(', ') + '.')
 
 const report = [
-  `- command: \`${withPg ? `PLANT_STORE_TEST_PG_URL=${PG_URL} ` : ''}npm run bench\` (BENCH_SECONDS=${SECONDS}, BENCH_SOAK_SECONDS=${SOAK_SECONDS}, BENCH_PLANTS=${PLANTS})`,
+  `- command: \`${withPg ? `PLANT_STORE_TEST_PG_URL=${PG_URL} ` : ''}npm run bench\` (BENCH_SECONDS=${SECONDS}, BENCH_SOAK_SECONDS=${SOAK_SECONDS}, BENCH_PLANTS=${PLANTS}, BENCH_OBSERVE_ROUNDS=${OBSERVE_ROUNDS})`,
   `- date: ${new Date().toISOString()}`,
   `- machine: ${machine()}; load average (1 min) ${fmt(loadAtStart, 1)} at the start, ${fmt(loadavg()[0], 1)} at the end`,
   `- whole run: ${fmt((performance.now() - started) / 1000)} s after the build`,

@@ -1,0 +1,83 @@
+import { join } from 'node:path'
+import { create } from './load.js'
+import { otlpSink } from './otlp-sink.js'
+import { find, runPhase, type PhaseOptions, type Row, type Target } from './phase.js'
+import { fmt, median } from './report.js'
+
+const CREATE = 'POST /plants, unique ids'
+// Tracing costs a few µs a request, and a shared machine moves more than that between
+// two windows: every pair is measured over several rounds, the order flipping every round.
+export const OBSERVE_ROUNDS = Number(process.env.BENCH_OBSERVE_ROUNDS ?? 3)
+// A caller's traceparent whose flags (00) say that it did not sample the trace.
+const UNSAMPLED_CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00'
+const METRICS_ON = 'SQLite normal, metrics on'
+const TRACED = 'SQLite normal, metrics on, every request traced'
+const SAMPLED = 'SQLite normal, metrics on, 10% traced'
+const UNSAMPLED = 'SQLite normal, metrics on, traced, callers that do not sample'
+
+export interface ObserveOptions {
+  /** Where the SQLite files go. */
+  dir: string
+  phase: Omit<PhaseOptions, 'rounds'>
+  /** The service's dist/src/server.js, and the baseline's (a store that keeps nothing). */
+  server: string
+  baseline: string
+}
+
+/**
+ * Metrics and tracing, each server against the same one without them, back to back.
+ * Metrics are on by default (METRICS=true); tracing is on with an OTLP endpoint,
+ * here a collector in this process that takes every export and keeps nothing.
+ * Returns the servers (for their start and RSS figures) and the section's lines.
+ */
+export async function measureObservability ({ dir, phase, server, baseline }: ObserveOptions): Promise<{ targets: Target[], lines: string[] }> {
+  const sink = await otlpSink()
+  const traced = (file: string, env: Record<string, string> = {}) => ({ DATABASE_URL: `sqlite:${join(dir, file)}`, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, ...env })
+  const targets: Target[] = [
+    { name: 'baseline, metrics on', script: baseline, env: { DATABASE_URL: 'sqlite::memory:' } },
+    { name: 'baseline, metrics off', script: baseline, env: { DATABASE_URL: 'sqlite::memory:', METRICS: 'false' } },
+    { name: METRICS_ON, script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
+    { name: 'SQLite normal, metrics off', script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-off.db')}`, METRICS: 'false' } },
+    { name: TRACED, script: server, env: traced('traced.db') },
+    { name: SAMPLED, script: server, env: traced('sampled.db', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }) },
+    { name: UNSAMPLED, script: server, env: traced('unsampled.db'), headers: { traceparent: UNSAMPLED_CALLER } }
+  ]
+  let rows: Row[]
+  try {
+    rows = await runPhase(targets, [[CREATE, create]], { ...phase, rounds: OBSERVE_ROUNDS })
+  } finally {
+    await sink.close()
+  }
+  const exported = sink.received()
+  const rounds = Array.from({ length: OBSERVE_ROUNDS }, (_, round) => round)
+  const pairs = [
+    ['baseline, metrics on', 'baseline, metrics off'],
+    [METRICS_ON, 'SQLite normal, metrics off'],
+    [TRACED, METRICS_ON],
+    [SAMPLED, METRICS_ON],
+    [UNSAMPLED, METRICS_ON]
+  ]
+  const lines = [
+    '| request | server | against | req/s | × against | server CPU µs/req | CPU × against | CPU × against, each round | p50 ms | p99 ms | errors | non-2xx |',
+    '|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|',
+    ...pairs.map(([name, against]) => {
+      const results = rounds.map((round) => [find(rows, CREATE, name, round), find(rows, CREATE, against, round)])
+      const cpu = results.map(([row, reference]) => reference.cpuUsPerRequest / row.cpuUsPerRequest)
+      return `| ${CREATE} | ${name} | ${against} | ${fmt(median(results.map(([row]) => row.requests)))} | ` +
+        `${fmt(median(results.map(([row, reference]) => row.requests / reference.requests)), 2)} | ${fmt(median(results.map(([row]) => row.cpuUsPerRequest)))} | ` +
+        `${fmt(median(cpu), 2)} | ${cpu.map((ratio) => fmt(ratio, 2)).join(', ')} | ` +
+        `${median(results.map(([row]) => row.p50))} | ${median(results.map(([row]) => row.p99))} | ` +
+        `${results.reduce((sum, [row]) => sum + row.errors, 0)} | ${results.reduce((sum, [row]) => sum + row.non2xx, 0)} |`
+    }),
+    '', `Each pair measured in ${OBSERVE_ROUNDS} rounds (BENCH_OBSERVE_ROUNDS), the servers' order flipping every round; each cell is the median over the rounds (errors and non-2xx: the sum). ` +
+      '× against: req/s over the other\'s; CPU × against: the other\'s server CPU per request over this row\'s (below 1 costs more: 0.80 is 25% more CPU per request); ' +
+      'on a busy machine CPU per request moves less than req/s does. ' +
+      'Metrics on is the default (`GET /metrics`, request counts and durations by route, store batches); off is `METRICS=false`. ' +
+      'Traced: `OTEL_EXPORTER_OTLP_ENDPOINT` set (OTLP/HTTP protobuf; a server span per sampled request, and a span per store batch that carried one, linked to each) ' +
+      `to a collector in the bench process that received ${fmt(exported.exports)} exports, ${fmt(exported.bytes / 2 ** 20, 1)} MiB; ` +
+      'spans beyond the exporter\'s queue (2,048) are dropped, as in production under such load. ' +
+      '10% traced: the same with `OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1`. ' +
+      `Callers that do not sample: the default sampler (\`parentbased_always_on\`), every request carrying \`traceparent: ${UNSAMPLED_CALLER}\`, whose flags say that its caller did not sample it.`
+  ]
+  return { targets, lines }
+}
