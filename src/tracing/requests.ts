@@ -81,7 +81,9 @@ export function traceRequests ({ tracer, sampler, ids, propagator, untraced }: R
     const route = request.routeOptions.url
     if (route !== undefined && untraced.has(route)) return undefined
     const method = METHODS.has(request.method) ? request.method : '_OTHER'
-    const name = route === undefined ? method : `${method} ${route}`
+    // As HTTP's conventions name a server span: `HTTP` for a method they do not name.
+    const verb = method === '_OTHER' ? 'HTTP' : method
+    const name = route === undefined ? verb : `${verb} ${route}`
     const parent: Context = request.headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
     const traceId = trace.getSpanContext(parent)?.traceId ?? ids.draw()
     if (sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS).decision === SamplingDecision.NOT_RECORD) return undefined
