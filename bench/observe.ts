@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { create } from './load.js'
+import { create, TOKEN, type Server } from './load.js'
 import { otlpSink } from './otlp-sink.js'
 import { find, runPhase, type PhaseOptions, type Row, type Target } from './phase.js'
 import { fmt, median } from './report.js'
@@ -24,6 +24,12 @@ export interface ObserveOptions {
   baseline: string
 }
 
+/** The creates a server has answered with 200 so far, from its own metrics. */
+async function createsAnswered (server: Server): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text()
+  return Number(/^http_request_duration_seconds_count\{method="POST",route="\/plants",status_code="200"\} (\d+)$/m.exec(text)?.[1])
+}
+
 /**
  * Metrics and tracing, each server against the same one without them, back to back.
  * Metrics are on by default (METRICS=true); tracing is on with an OTLP endpoint,
@@ -32,15 +38,20 @@ export interface ObserveOptions {
  */
 export async function measureObservability ({ dir, phase, server, baseline }: ObserveOptions): Promise<{ targets: Target[], lines: string[] }> {
   const sink = await otlpSink()
-  const traced = (file: string, env: Record<string, string> = {}) => ({ DATABASE_URL: `sqlite:${join(dir, file)}`, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, ...env })
+  // Each traced server posts under a path of its own, and says after each load how many creates it answered.
+  const answered = new Map<string, number>()
+  const traced = (file: string, env: Record<string, string> = {}) => ({
+    env: { DATABASE_URL: `sqlite:${join(dir, file)}`, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sink.url}/${file}/v1/traces`, ...env },
+    settle: async (target: Server) => { answered.set(file, await createsAnswered(target)) }
+  })
   const targets: Target[] = [
     { name: 'baseline, metrics on', script: baseline, env: { DATABASE_URL: 'sqlite::memory:' } },
     { name: 'baseline, metrics off', script: baseline, env: { DATABASE_URL: 'sqlite::memory:', METRICS: 'false' } },
     { name: METRICS_ON, script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
     { name: 'SQLite normal, metrics off', script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-off.db')}`, METRICS: 'false' } },
-    { name: TRACED, script: server, env: traced('traced.db') },
-    { name: SAMPLED, script: server, env: traced('sampled.db', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }) },
-    { name: UNSAMPLED, script: server, env: traced('unsampled.db'), headers: { traceparent: UNSAMPLED_CALLER } }
+    { name: TRACED, script: server, ...traced('traced.db') },
+    { name: SAMPLED, script: server, ...traced('sampled.db', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }) },
+    { name: UNSAMPLED, script: server, ...traced('unsampled.db'), headers: { traceparent: UNSAMPLED_CALLER } }
   ]
   let rows: Row[]
   try {
@@ -69,13 +80,17 @@ export async function measureObservability ({ dir, phase, server, baseline }: Ob
         `${median(results.map(([row]) => row.p50))} | ${median(results.map(([row]) => row.p99))} | ` +
         `${results.reduce((sum, [row]) => sum + row.errors, 0)} | ${results.reduce((sum, [row]) => sum + row.non2xx, 0)} |`
     }),
+    '', 'Request spans the collector received per create the server answered (warm-up included): ' +
+      [[TRACED, 'traced.db'], [SAMPLED, 'sampled.db'], [UNSAMPLED, 'unsampled.db']]
+        .map(([name, file]) => `${name.replace('SQLite normal, metrics on, ', '')} ${fmt(sink.received(file).requestSpans / (answered.get(file) ?? NaN), 3)}`).join('; ') +
+      ' (every request traced: 1 when none was dropped; 10%: about 0.1; callers that do not sample: 0).',
     '', `Each pair measured in ${OBSERVE_ROUNDS} rounds (BENCH_OBSERVE_ROUNDS), the servers' order flipping every round; each cell is the median over the rounds (errors and non-2xx: the sum). ` +
       '× against: req/s over the other\'s; CPU × against: the other\'s server CPU per request over this row\'s (below 1 costs more: 0.80 is 25% more CPU per request); ' +
       'on a busy machine CPU per request moves less than req/s does. ' +
       'Metrics on is the default (`GET /metrics`, request counts and durations by route, store batches); off is `METRICS=false`. ' +
-      'Traced: `OTEL_EXPORTER_OTLP_ENDPOINT` set (OTLP/HTTP protobuf; a server span per sampled request, and a span per store batch that carried one, linked to each) ' +
+      'Traced: an OTLP endpoint set (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, a path of its own per server; OTLP/HTTP protobuf; a server span per sampled request, and a span per store batch that carried one, linked to each) ' +
       `to a collector in the bench process that received ${fmt(exported.exports)} exports, ${fmt(exported.bytes / 2 ** 20, 1)} MiB; ` +
-      'spans beyond the exporter\'s queue (2,048) are dropped, as in production under such load. ' +
+      'spans beyond the exporter\'s queue (2,048) would be dropped, as in production under such load. ' +
       '10% traced: the same with `OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1`. ' +
       `Callers that do not sample: the default sampler (\`parentbased_always_on\`), every request carrying \`traceparent: ${UNSAMPLED_CALLER}\`, whose flags say that its caller did not sample it.`
   ]
