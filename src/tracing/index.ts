@@ -68,7 +68,7 @@ export function startTracing (config: TracingConfig, database: 'sqlite' | 'postg
     spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: MAX_QUEUE, maxExportBatchSize: EXPORT_BATCH, exportTimeoutMillis: EXPORT_TIMEOUT })]
   })
   const tracer = provider.getTracer('plant-store')
-  const requests = traceRequests({ tracer, sampler: decide, ids, propagator, untraced: UNTRACED })
+  const requests = traceRequests({ tracer, sampler: decide, ids, propagator, untraced: UNTRACED, callerDecides: config.sampler.name.startsWith('parentbased_') })
 
   return {
     plugin: requests.plugin,

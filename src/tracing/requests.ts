@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto'
 import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
 import { RandomIdGenerator, SamplingDecision, type IdGenerator, type Sampler } from '@opentelemetry/sdk-trace'
 import type { FastifyError, FastifyPluginCallback, FastifyRequest } from 'fastify'
@@ -26,9 +27,18 @@ const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[]
 export class DecidedTraceIds implements IdGenerator {
   private readonly random = new RandomIdGenerator()
   private decided: string | undefined
+  // Drawn for every request that comes without a trace, sampled or not: cut from a pool of
+  // random bytes, filled 256 ids at a time, rather than made a character at a time.
+  private readonly pool = Buffer.alloc(16 * 256)
+  private at = this.pool.length
 
   draw (): string {
-    return this.random.generateTraceId()
+    if (this.at === this.pool.length) {
+      randomFillSync(this.pool)
+      this.at = 0
+    }
+    this.at += 16
+    return this.pool.toString('hex', this.at - 16, this.at)
   }
 
   /** Runs `start` so that the root span it starts takes `traceId`. */
@@ -60,7 +70,15 @@ export interface RequestTracingOptions {
   propagator: TextMapPropagator
   /** Route templates that get no span (the probes). */
   untraced: ReadonlySet<string>
+  /**
+   * The sampler follows a caller's decision (a parentbased_* sampler with its defaults): a
+   * request whose traceparent says its caller did not sample it is then not sampled either.
+   */
+  callerDecides?: boolean
 }
+
+// A version 00 traceparent whose flags say not sampled (the last bit clear), ids not all zeros.
+const NOT_SAMPLED = /^00-(?!0{32})[\da-f]{32}-(?!0{16})[\da-f]{16}-[\da-f][02468ace]$/
 
 export interface RequestTracing {
   /** A server span per request, from onRequest to onResponse. Register it first, at the root. */
@@ -76,17 +94,22 @@ export interface RequestTracing {
  * reading its traceparent, and no context is carried through callbacks, so the
  * spans that join a request's trace (the store's batch) are given it explicitly.
  */
-export function traceRequests ({ tracer, sampler, ids, propagator, untraced }: RequestTracingOptions): RequestTracing {
+export function traceRequests ({ tracer, sampler, ids, propagator, untraced, callerDecides = false }: RequestTracingOptions): RequestTracing {
   function start (request: FastifyRequest): Span | undefined {
+    const traceparent = request.headers.traceparent
+    // The sampler would follow a caller that did not sample: no span, and no context made to learn it.
+    if (callerDecides && typeof traceparent === 'string' && NOT_SAMPLED.test(traceparent)) return undefined
+    const parent: Context = traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
+    const traceId = trace.getSpanContext(parent)?.traceId ?? ids.draw()
+    // The standard samplers decide on the trace id and the parent alone: asked with the method
+    // for a name, they let the route be looked up (an object Fastify builds) for sampled requests only.
+    if (sampler.shouldSample(parent, traceId, request.method, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS).decision === SamplingDecision.NOT_RECORD) return undefined
     const route = request.routeOptions.url
     if (route !== undefined && untraced.has(route)) return undefined
     const method = METHODS.has(request.method) ? request.method : '_OTHER'
     // As HTTP's conventions name a server span: `HTTP` for a method they do not name.
     const verb = method === '_OTHER' ? 'HTTP' : method
     const name = route === undefined ? verb : `${verb} ${route}`
-    const parent: Context = request.headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
-    const traceId = trace.getSpanContext(parent)?.traceId ?? ids.draw()
-    if (sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS).decision === SamplingDecision.NOT_RECORD) return undefined
 
     const url = request.url
     const query = url.indexOf('?')

@@ -8,14 +8,17 @@ const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
 
 // The plugin alone on a bare Fastify, its spans kept in memory; `started` counts the spans it asked for.
-async function traced (t: Test, sampler: Sampler = new ParentBasedSampler({ root: new AlwaysOnSampler() })) {
+async function traced (t: Test, sampler: Sampler = new ParentBasedSampler({ root: new AlwaysOnSampler() }), callerDecides = sampler instanceof ParentBasedSampler) {
   const exporter = new InMemorySpanExporter()
   const ids = new DecidedTraceIds()
   const provider = new TracerProvider({ sampler, idGenerator: ids, spanProcessors: [new SimpleSpanProcessor({ exporter })] })
   const tracer = provider.getTracer('test')
   let started = 0
   const counting = { ...tracer, startSpan: (...args: Parameters<typeof tracer.startSpan>) => { started++; return tracer.startSpan(...args) } } as typeof tracer
-  const requests = traceRequests({ tracer: counting, sampler, ids, propagator: new W3CTraceContextPropagator(), untraced: new Set(['/health']) })
+  let extracted = 0
+  const w3c = new W3CTraceContextPropagator()
+  const propagator = { fields: () => w3c.fields(), inject: w3c.inject.bind(w3c), extract: (...args: Parameters<typeof w3c.extract>) => { extracted++; return w3c.extract(...args) } }
+  const requests = traceRequests({ tracer: counting, sampler, ids, propagator, untraced: new Set(['/health']), callerDecides })
   // Behind a proxy that says how the client called.
   const app = Fastify({ trustProxy: true })
   await app.register(requests.plugin)
@@ -28,7 +31,7 @@ async function traced (t: Test, sampler: Sampler = new ParentBasedSampler({ root
   })
   app.get('/teapot', async (_request, reply) => reply.code(502).send({ bad: 'gateway' }))
   t.teardown(() => app.close())
-  return { app, requests, spans: () => exporter.getFinishedSpans(), started: () => started }
+  return { app, requests, spans: () => exporter.getFinishedSpans(), started: () => started, extracted: () => extracted }
 }
 
 t.test('a server span per request, named by method and route template, with HTTP\'s semantic conventions', async (t) => {
@@ -97,6 +100,35 @@ t.test('a caller\'s traceparent: sampled, the request joins its trace; not sampl
   t.equal(started(), 1, 'the probes get none either')
 })
 
+t.test('a caller that did not sample, under a sampler that follows callers: its traceparent is not even read into a context', async (t) => {
+  const { app, started, extracted } = await traced(t)
+  for (const flags of ['00', '02', 'fe']) await app.inject({ url: '/plants/3', headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-${flags}` } })
+  t.equal(started(), 0)
+  t.equal(extracted(), 0)
+
+  // Anything else is read as the propagator reads it, and decided as before.
+  const others: Array<[string, number, string]> = [
+    [`00-${TRACE_ID}-${PARENT_ID}-01`, 1, 'a caller that sampled'],
+    [`01-${TRACE_ID}-${PARENT_ID}-00-later`, 0, 'a later version, not sampled'],
+    [`00-${'0'.repeat(32)}-${PARENT_ID}-00`, 1, 'a trace id of zeros: invalid, so a new trace'],
+    [`00-${TRACE_ID}-${'0'.repeat(16)}-00`, 1, 'a parent id of zeros: invalid, so a new trace'],
+    [`00-${TRACE_ID.toUpperCase()}-${PARENT_ID}-00`, 1, 'upper-case hex: invalid, so a new trace']
+  ]
+  for (const [traceparent, spans, what] of others) {
+    const before = started()
+    await app.inject({ url: '/plants/4', headers: { traceparent } })
+    t.equal(started() - before, spans, what)
+  }
+  t.equal(extracted(), others.length)
+})
+
+t.test('a sampler that does not follow callers samples a request whatever its traceparent says', async (t) => {
+  const { app, started, extracted } = await traced(t, new AlwaysOnSampler())
+  await app.inject({ url: '/plants/5', headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` } })
+  t.equal(extracted(), 1)
+  t.equal(started(), 1)
+})
+
 t.test('a ratio sampler decides on the id the trace then has, before any span exists', async (t) => {
   const { app, spans, started } = await traced(t, new TraceIdRatioBasedSampler(0.25))
   for (let i = 0; i < 200; i++) await app.inject('/plants/1')
@@ -116,4 +148,13 @@ t.test('spanOf: the span of a request being traced, nothing for anything else', 
   t.ok(seen !== undefined && (seen as { spanContext: unknown }).spanContext, 'the request\'s span')
   t.equal(requests.spanOf({}), undefined)
   t.equal(requests.spanOf(undefined), undefined, 'a write whose caller named no origin')
+})
+
+t.test('trace ids drawn for new traces: 32 lower-case hex digits, none twice, past a refill of the pool', async (t) => {
+  const ids = new DecidedTraceIds()
+  const drawn = Array.from({ length: 1000 }, () => ids.draw())
+  t.ok(drawn.every((id) => /^[\da-f]{32}$/.test(id) && id !== '0'.repeat(32)), 'valid W3C trace ids')
+  t.equal(new Set(drawn).size, drawn.length, 'all different')
+  t.equal(ids.withTraceId(drawn[0], () => ids.generateTraceId()), drawn[0], 'the span started in withTraceId takes the drawn id')
+  t.not(ids.generateTraceId(), drawn[0], 'and only that span')
 })
