@@ -98,10 +98,14 @@ export class Proxy {
     await closed
   }
 
-  /** Keeps every connection open and passes nothing on: the server looks hung. */
-  stall (): void {
+  /**
+   * Keeps every connection open and passes nothing on: the server looks hung. With
+   * `newOnly`, the connections already made go on working and only new ones hang,
+   * as when a server stops accepting.
+   */
+  stall ({ newOnly = false } = {}): void {
     this.stalled = true
-    for (const socket of this.sockets) socket.pause()
+    if (!newOnly) for (const socket of this.sockets) socket.pause()
   }
 
   /** Drops every connection (a stalled one is of no more use) and takes new ones to the server again. */

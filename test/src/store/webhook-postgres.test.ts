@@ -1,11 +1,10 @@
-import { once } from 'node:events'
-import net from 'node:net'
 import t, { type Test } from 'tap'
 import type { PostgresStoreOptions, StoreLogger } from '../../../src/store/postgres/index.js'
 import { STOPPED } from '../../../src/store/webhook-common.js'
 import { StoreUnavailableError, type PlantStore } from '../../../src/store/types.js'
 import { pollUntil } from '../../helpers/bounded.js'
 import { connect, freshPostgresUrl, PG_SKIP } from '../../helpers/postgres.js'
+import { startProxy } from '../../helpers/proxy.js'
 
 // What only PostgreSQL has: several instances on one database, notifications between them,
 // and row locks between a batch of creates and a change to an endpoint.
@@ -24,35 +23,6 @@ async function until (condition: () => boolean, what: string, ms = 5000): Promis
   for (const start = Date.now(); !condition(); await sleep(5)) {
     if (Date.now() - start > ms) throw new Error(`${what}: not in time`)
   }
-}
-
-/** A TCP proxy to PostgreSQL whose new connections can be made to hang: accepted, never answered. */
-async function stallingProxy (t: Test, target: URL): Promise<{ url: string, stall: () => void }> {
-  const sockets = new Set<net.Socket>()
-  let stalled = false
-  const track = (socket: net.Socket): void => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-    socket.on('error', () => {})
-  }
-  const server = net.createServer((client) => {
-    track(client)
-    if (stalled) return
-    const upstream = net.connect(Number(target.port || 5432), target.hostname)
-    track(upstream)
-    client.on('close', () => upstream.destroy())
-    upstream.on('close', () => client.destroy())
-    client.pipe(upstream).pipe(client)
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => {
-    for (const socket of sockets) socket.destroy()
-    server.close()
-  })
-  const url = new URL(target)
-  url.host = `127.0.0.1:${(server.address() as net.AddressInfo).port}`
-  return { url: url.toString(), stall: () => { stalled = true } }
 }
 
 function capture (): { lines: string[], log: StoreLogger } {
@@ -154,7 +124,7 @@ t.test('closing a store while it reconnects ends the attempt under way', { skip 
   const url = await freshPostgresUrl(t) as string
   const name = new URL(url).pathname.slice(1)
   const admin = await connect(t, url)
-  const proxy = await stallingProxy(t, new URL(url))
+  const proxy = await startProxy(t, url)
   const { lines, log } = capture()
   const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
   const store = await openPostgresStore({ url: proxy.url, poolSize: 1, timeout: 500, log })
@@ -162,7 +132,7 @@ t.test('closing a store while it reconnects ends the attempt under way', { skip 
   const listening = async () => (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'plant-store-listen' AND datname = $1", [name])).rows[0].n
   await pollUntil(async () => await listening() > 0, 30_000, 'the store\'s LISTEN connection', 10)
   // New connections hang from now on; the listening one is ended, and its first new attempt hangs.
-  proxy.stall()
+  proxy.stall({ newOnly: true })
   await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'plant-store-listen' AND datname = $1", [name])
   await until(() => lines.length > 0, 'the loss is logged')
   await sleep(200)
