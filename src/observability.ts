@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import { createMetrics, type Metrics, type Refusal } from './metrics/index.js'
 import { connectSharedLimits, type SharedLimits } from './shared-limits.js'
+import { databaseSystem } from './store/index.js'
 import { combineObservers, type StoreObserver } from './store/observer.js'
 import { combineWebhookObservers, type WebhookObserver } from './webhooks/observer.js'
 
@@ -30,7 +31,7 @@ export type ObservabilityConfig = Pick<Config, 'metrics' | 'redisUrl' | 'redisKe
  */
 export async function observe (app: FastifyInstance, config: ObservabilityConfig): Promise<Observability> {
   const tracing = config.tracing && (await import('./tracing/index.js'))
-    .startTracing(config.tracing, config.databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgresql', app.log)
+    .startTracing(config.tracing, databaseSystem(config.databaseUrl), app.log)
   if (tracing !== undefined) await app.register(tracing.plugin)
   const metrics = config.metrics ? createMetrics() : undefined
   const limits = config.redisUrl === undefined

@@ -17,6 +17,11 @@ export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'da
  * `log` hears about store outages: once when the store turns unavailable, once when it is back;
  * `observer` of the write queue, each batch and outages (metrics, traces).
  */
+/** The database system a DATABASE_URL names, as OpenTelemetry's `db.system.name` writes it. */
+export function databaseSystem (databaseUrl: string): 'sqlite' | 'postgresql' {
+  return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgresql'
+}
+
 export async function openStore (config: StoreConfig, log?: StoreLogger, observer?: StoreObserver): Promise<PlantStore> {
   const { databaseUrl } = config
   if (databaseUrl.startsWith('sqlite:')) {

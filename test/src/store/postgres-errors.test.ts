@@ -1,5 +1,5 @@
 import t from 'tap'
-import { isLostConnection, isUnavailable } from '../../../src/store/postgres/errors.js'
+import { isLostConnection, isUnavailable, readOnly } from '../../../src/store/postgres/errors.js'
 
 const error = (message: string, code?: string): Error & { code?: string } => Object.assign(new Error(message), { code })
 
@@ -21,4 +21,11 @@ t.test('a lost connection: ended by the server, or found dead on use; another ma
     error('duplicate key value violates unique constraint', '23505'),
     error('timeout exceeded when trying to connect')
   ]) t.notOk(isLostConnection(other), other.message)
+})
+
+t.test('the error of a check that finds the database read-only is an outage, not a lost connection', async (t) => {
+  const error = readOnly()
+  t.match(error, { code: '25006', message: /read-only/ })
+  t.ok(isUnavailable(error))
+  t.notOk(isLostConnection(error))
 })
