@@ -3,7 +3,9 @@
 // measures every store on one build and then on the other (the order flipping
 // every round), so a pair is seconds apart and the machine's drift falls on
 // both alike. Each build also has its own baseline, since a change on the
-// request path moves the baseline too.
+// request path moves the baseline too; and every round measures the floor (bare
+// Fastify, bench/floor-server.ts, from this worktree), the reference both builds
+// are read against.
 //
 //   npm run bench:compare -- <worktree before> <worktree after>
 //
@@ -36,20 +38,22 @@ const builds = process.argv.slice(2, 4).map((dir) => {
 if (builds.length !== 2) throw new Error('usage: npm run bench:compare -- <worktree before> <worktree after>')
 
 const CREATE = 'POST /plants, unique ids'
+const FLOOR = 'floor: bare Fastify, bearer auth, schemas, a Map'
 const STORES = ['baseline', 'SQLite, synchronous=normal', 'SQLite, synchronous=full', ...(withPg ? ['PostgreSQL'] : [])]
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-compare-'))
 const dbs = withPg ? await Promise.all(builds.map(() => freshDatabase(PG_URL))) : []
 let rows: Row[]
 try {
   // Pairs side by side: baseline before, baseline after, SQLite normal before, …
-  const targets = STORES.flatMap((store) => builds.map((build, b): Target => {
+  const floor: Target = { name: FLOOR, script: join(here, 'floor-server.js'), env: {} }
+  const targets = [floor, ...STORES.flatMap((store) => builds.map((build, b): Target => {
     const server = join(build.dir, 'dist', 'src', 'server.js')
     const name = `${store} @ ${build.commit}`
     if (store === 'baseline') return { name, script: join(build.dir, 'dist', 'bench', 'baseline-server.js'), env: { DATABASE_URL: 'sqlite::memory:' } }
     if (store === 'PostgreSQL') return { name, script: server, env: { DATABASE_URL: dbs[b].url, DATABASE_POOL_SIZE: '10' } }
     const synchronous = store.endsWith('full') ? 'full' : 'normal'
     return { name, script: server, env: { DATABASE_URL: `sqlite:${join(dir, `${synchronous}-${b}.db`)}`, SQLITE_SYNCHRONOUS: synchronous } }
-  }))
+  }))]
   rows = await runPhase(targets, [[CREATE, create]], { port: 28220, taskset, warmUpRequests: 20_000, warmUpSeconds: 2, seconds: SECONDS, rounds: ROUNDS })
 } finally {
   for (const db of dbs) await db.drop()
@@ -58,6 +62,7 @@ try {
 
 const rounds = Array.from({ length: ROUNDS }, (_, round) => round)
 const result = (store: string, build: number, round: number) => find(rows, CREATE, `${store} @ ${builds[build].commit}`, round)
+const floorCpu = (round: number) => find(rows, CREATE, FLOOR, round).cpuUsPerRequest
 /** The median over the rounds, then each round's figure. */
 const cell = (values: number[], digits: number): string =>
   `${fmt(median(values), digits)} (${values.map((v) => fmt(v, digits)).join(', ')})`
@@ -70,11 +75,12 @@ const lines = [
   `- date: ${new Date().toISOString()}; whole run ${fmt((performance.now() - started) / 1000)} s`,
   `- machine: ${machine()}; load average (1 min) ${fmt(loadAtStart, 1)} at the start, ${fmt(loadavg()[0], 1)} at the end`,
   `- load: the create scenario of \`npm run bench\` (${taskset ? 'taskset, ' : ''}50 connections, warm-up, ${SECONDS} s measured); all ` +
-    `${STORES.length * 2} servers up at once; ${ROUNDS} rounds, each store measured on one build and then the other, the order flipping every round. ` +
-    'Each cell: the median over the rounds, then each round\'s figure.',
+    `${STORES.length * 2 + 1} servers up at once; ${ROUNDS} rounds, each store measured on one build and then the other, the order flipping every round. ` +
+    'Each cell: the median over the rounds, then each round\'s figure. CPU × floor: the floor\'s server CPU per request over the row\'s, in the same round ' +
+    `(the floor: ${fmt(median(rounds.map(floorCpu)), 1)} µs per request).`,
   '',
-  `| store | build | req/s | × its baseline | server CPU µs/req | ${after} ÷ ${before}, req/s | ${after} ÷ ${before}, CPU µs/req |`,
-  '|---|---|---:|---:|---:|---:|---:|',
+  `| store | build | req/s | × its baseline | server CPU µs/req | CPU × floor | ${after} ÷ ${before}, req/s | ${after} ÷ ${before}, CPU µs/req |`,
+  '|---|---|---:|---:|---:|---:|---:|---:|',
   ...STORES.flatMap((store) => [0, 1].map((b) => {
     const own = (round: number) => result(store, b, round)
     // The pair's ratios go on the second build's line.
@@ -83,7 +89,7 @@ const lines = [
       : [cell(rounds.map((r) => own(r).requests / result(store, 0, r).requests), 2), cell(rounds.map((r) => own(r).cpuUsPerRequest / result(store, 0, r).cpuUsPerRequest), 2)]
     return `| ${store} | ${builds[b].commit} | ${cell(rounds.map((r) => own(r).requests), 0)} | ` +
       `${cell(rounds.map((r) => own(r).requests / result('baseline', b, r).requests), 2)} | ` +
-      `${cell(rounds.map((r) => own(r).cpuUsPerRequest), 0)} | ${paired.join(' | ')} |`
+      `${cell(rounds.map((r) => own(r).cpuUsPerRequest), 0)} | ${cell(rounds.map((r) => floorCpu(r) / own(r).cpuUsPerRequest), 2)} | ${paired.join(' | ')} |`
   }))
 ].join('\n')
 writeSection(join(here, '..', '..', 'bench', 'results.md'), `## Before and after: ${before} against ${after}`, lines)
