@@ -1,17 +1,16 @@
 // Loaded only when tracing is configured (src/observability.ts imports it on demand):
 // without an OTLP endpoint no OpenTelemetry SDK module is loaded at all.
-import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Link, type Span, type Tracer } from '@opentelemetry/api'
+import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Link, type SpanContext } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
-import { resourceFromAttributes } from '@opentelemetry/resources'
-import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace'
+import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'
 import type { FastifyPluginCallback } from 'fastify'
 import type { TracingConfig } from '../config.js'
 import type { StoreObserver } from '../store/observer.js'
 import type { StoreLogger } from '../store/outage.js'
 import type { WebhookObserver } from '../webhooks/observer.js'
-import { DecidedTraceIds, traceRequests } from './requests.js'
+import { SpanExport } from './export.js'
+import { traceRequests } from './requests.js'
+import { SpanTracer, type RecordedSpan } from './spans.js'
 
 export interface Tracing {
   /** A server span per sampled request. Register it first, at the root. */
@@ -20,24 +19,17 @@ export interface Tracing {
   store: StoreObserver
   /** A span per webhook attempt, whose traceparent goes on the attempt's request. */
   webhooks: WebhookObserver
-  tracer: Tracer
   /** Sends the spans still buffered, then stops. */
   close (): Promise<void>
 }
 
 // The longest a shutdown waits for the collector to take the last spans, in ms.
 const FLUSH_TIMEOUT = 2000
-// One export, its retries included, in ms: a collector that is down only loses spans.
-const EXPORT_TIMEOUT = 5000
 
 // The probes are asked every few seconds by load balancers: their spans would be noise.
 const UNTRACED = new Set(['/health', '/ready'])
 // The most links a batch's span keeps: the largest batch (SQLite's; PostgreSQL's are smaller).
 const MAX_LINKS = 1000
-// Spans waiting for export: beyond it they are dropped (counted by the SDK), never queued without end.
-const MAX_QUEUE = 2048
-// Spans in one export.
-const EXPORT_BATCH = 512
 
 // The standard samplers by their OTEL_TRACES_SAMPLER names (@opentelemetry/sdk-trace reads no variables itself).
 function sampler ({ name, ratio }: TracingConfig['sampler']): Sampler {
@@ -55,63 +47,48 @@ export function startTracing (config: TracingConfig, database: 'sqlite' | 'postg
   // No global context manager or propagator: no context is carried through callbacks (that is what
   // made tracing cost the request); the spans that join a request's trace are given it explicitly.
   const propagator = new W3CTraceContextPropagator()
-  // The exporters read the rest of the standard variables (OTEL_EXPORTER_OTLP_HEADERS, …) themselves.
-  const options = { url: config.url, timeoutMillis: EXPORT_TIMEOUT }
-  const exporter = config.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options)
-  const ids = new DecidedTraceIds()
-  const decide = sampler(config.sampler)
-  const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': config.serviceName }),
-    sampler: decide,
-    idGenerator: ids,
-    spanLimits: { linkCountLimit: MAX_LINKS },
-    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: MAX_QUEUE, maxExportBatchSize: EXPORT_BATCH, exportTimeoutMillis: EXPORT_TIMEOUT })]
-  })
-  const tracer = provider.getTracer('plant-store')
-  const requests = traceRequests({ tracer, sampler: decide, ids, propagator, untraced: UNTRACED, callerDecides: config.sampler.name.startsWith('parentbased_') })
+  const exporter = new SpanExport({ url: config.url, protocol: config.protocol, serviceName: config.serviceName, log })
+  const tracer = new SpanTracer(sampler(config.sampler), exporter.record)
+  const requests = traceRequests({ tracer, propagator, untraced: UNTRACED, callerDecides: config.sampler.name.startsWith('parentbased_') })
 
   return {
     plugin: requests.plugin,
-    tracer,
     store: {
       batch (size, writes) {
         // A child of the first sampled request it carried, so that it shares its sampling; linked to each of them.
-        let first: Span | undefined
+        let first: RecordedSpan | undefined
         const links: Link[] = []
         for (const { origin } of writes) {
           const span = requests.spanOf(origin)
           if (span === undefined) continue
           first ??= span
-          links.push({ context: span.spanContext() })
+          if (links.length < MAX_LINKS) links.push({ context: span.spanContext() })
         }
         if (first === undefined) return undefined
-        const span = tracer.startSpan('store commit', {
-          kind: SpanKind.CLIENT,
-          links,
-          attributes: { 'db.system.name': database, 'db.operation.name': 'COMMIT', 'db.operation.batch.size': size }
-        }, trace.setSpan(ROOT_CONTEXT, first))
-        return () => span.end()
+        const span = tracer.startSpan('store commit', SpanKind.CLIENT,
+          { 'db.system.name': database, 'db.operation.name': 'COMMIT', 'db.operation.batch.size': size }, first.spanContext(), links)
+        return () => span?.end()
       }
     },
     webhooks: {
       attempt (delivery) {
         // A trace of its own: the sender works in the background, for no request of now.
         const url = new URL(delivery.url)
-        const span = tracer.startSpan('webhook attempt', {
-          kind: SpanKind.CLIENT,
-          attributes: {
-            'http.request.method': 'POST',
-            'server.address': url.hostname,
-            'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
-            'plant_store.webhook.delivery_id': delivery.id,
-            'plant_store.webhook.attempt': delivery.attempts + 1
-          }
-        }, ROOT_CONTEXT)
+        const span = tracer.startSpan('webhook attempt', SpanKind.CLIENT, {
+          'http.request.method': 'POST',
+          'server.address': url.hostname,
+          'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+          'plant_store.webhook.delivery_id': delivery.id,
+          'plant_store.webhook.attempt': delivery.attempts + 1
+        })
+        // A receiver that traces gets the attempt's trace, or one that says it was not sampled.
+        const context: SpanContext = span?.spanContext() ?? { traceId: tracer.ids.traceId(), spanId: tracer.ids.spanId(), traceFlags: TraceFlags.NONE }
         const headers: Record<string, string> = {}
-        propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, defaultTextMapSetter)
+        propagator.inject(trace.setSpanContext(ROOT_CONTEXT, context), headers, defaultTextMapSetter)
         return {
           headers,
           end (outcome) {
+            if (span === undefined) return
             span.setAttribute('plant_store.webhook.outcome', outcome.result)
             if (outcome.status !== undefined) span.setAttribute('http.response.status_code', outcome.status)
             if (outcome.result !== 'succeeded') {
@@ -126,7 +103,7 @@ export function startTracing (config: TracingConfig, database: 'sqlite' | 'postg
     async close () {
       const late = new Promise<'late'>((resolve) => setTimeout(resolve, FLUSH_TIMEOUT, 'late').unref())
       try {
-        if (await Promise.race([provider.shutdown(), late]) === 'late') log.warn({ url: config.url }, 'the trace collector did not take the last spans in time: they are lost')
+        if (await Promise.race([exporter.close(), late]) === 'late') log.warn({ url: config.url }, 'the trace collector did not take the last spans in time: they are lost')
       } catch (error) {
         log.warn({ url: config.url, reason: (error as Error).message }, 'the trace collector did not take the last spans: they are lost')
       }

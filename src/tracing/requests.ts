@@ -1,71 +1,24 @@
-import { randomFillSync } from 'node:crypto'
-import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type TextMapPropagator, type Tracer } from '@opentelemetry/api'
-import { RandomIdGenerator, SamplingDecision, type IdGenerator, type Sampler } from '@opentelemetry/sdk-trace'
+import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type TextMapPropagator } from '@opentelemetry/api'
 import type { FastifyError, FastifyPluginCallback, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { RecordedSpan, SpanAttributes, SpanTracer } from './spans.js'
 
 const kSpan = Symbol('plant-store request span')
 const kError = Symbol('plant-store request error')
 
 declare module 'fastify' {
   interface FastifyRequest {
-    [kSpan]: Span | null
+    [kSpan]: RecordedSpan | null
     [kError]: FastifyError | null
   }
 }
 
 // The methods HTTP's semantic conventions name as they are; any other is `_OTHER`.
 const METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE'])
-const NO_ATTRIBUTES: Attributes = Object.freeze({})
-const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[]
-
-/**
- * Trace ids that the sampler has seen before the span exists: a request's new
- * trace is decided on an id drawn here, and only a sampled one becomes a span,
- * with that id (so a trace-id ratio means what it says, in every service).
- */
-export class DecidedTraceIds implements IdGenerator {
-  private readonly random = new RandomIdGenerator()
-  private decided: string | undefined
-  // Drawn for every request that comes without a trace, sampled or not: cut from a pool of
-  // random bytes, filled 256 ids at a time, rather than made a character at a time.
-  private readonly pool = Buffer.alloc(16 * 256)
-  private at = this.pool.length
-
-  draw (): string {
-    if (this.at === this.pool.length) {
-      randomFillSync(this.pool)
-      this.at = 0
-    }
-    this.at += 16
-    return this.pool.toString('hex', this.at - 16, this.at)
-  }
-
-  /** Runs `start` so that the root span it starts takes `traceId`. */
-  withTraceId<T> (traceId: string, start: () => T): T {
-    this.decided = traceId
-    try {
-      return start()
-    } finally {
-      this.decided = undefined
-    }
-  }
-
-  generateTraceId (): string {
-    return this.decided ?? this.random.generateTraceId()
-  }
-
-  generateSpanId (): string {
-    return this.random.generateSpanId()
-  }
-}
 
 export interface RequestTracingOptions {
-  tracer: Tracer
-  /** The provider's sampler, asked before any span exists. */
-  sampler: Sampler
-  /** The provider's id generator. */
-  ids: DecidedTraceIds
+  /** Asks the sampler before any span exists, and starts the sampled ones. */
+  tracer: SpanTracer
   /** Reads a caller's traceparent. */
   propagator: TextMapPropagator
   /** Route templates that get no span (the probes). */
@@ -84,7 +37,7 @@ export interface RequestTracing {
   /** A server span per request, from onRequest to onResponse. Register it first, at the root. */
   plugin: FastifyPluginCallback
   /** The span of a request (a write's origin) that is being traced. */
-  spanOf (origin: object | undefined): Span | undefined
+  spanOf (origin: object | undefined): RecordedSpan | undefined
 }
 
 /**
@@ -94,16 +47,17 @@ export interface RequestTracing {
  * reading its traceparent, and no context is carried through callbacks, so the
  * spans that join a request's trace (the store's batch) are given it explicitly.
  */
-export function traceRequests ({ tracer, sampler, ids, propagator, untraced, callerDecides = false }: RequestTracingOptions): RequestTracing {
-  function start (request: FastifyRequest): Span | undefined {
+export function traceRequests ({ tracer, propagator, untraced, callerDecides = false }: RequestTracingOptions): RequestTracing {
+  function start (request: FastifyRequest): RecordedSpan | undefined {
     const traceparent = request.headers.traceparent
     // The sampler would follow a caller that did not sample: no span, and no context made to learn it.
     if (callerDecides && typeof traceparent === 'string' && NOT_SAMPLED.test(traceparent)) return undefined
     const parent: Context = traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
-    const traceId = trace.getSpanContext(parent)?.traceId ?? ids.draw()
+    const caller = trace.getSpanContext(parent)
+    const traceId = caller?.traceId ?? tracer.ids.traceId()
     // The standard samplers decide on the trace id and the parent alone: asked with the method
     // for a name, they let the route be looked up (an object Fastify builds) for sampled requests only.
-    if (sampler.shouldSample(parent, traceId, request.method, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS).decision === SamplingDecision.NOT_RECORD) return undefined
+    if (!tracer.sampled(parent, traceId, request.method, SpanKind.SERVER)) return undefined
     const route = request.routeOptions.url
     if (route !== undefined && untraced.has(route)) return undefined
     const method = METHODS.has(request.method) ? request.method : '_OTHER'
@@ -113,7 +67,7 @@ export function traceRequests ({ tracer, sampler, ids, propagator, untraced, cal
 
     const url = request.url
     const query = url.indexOf('?')
-    const attributes: Attributes = {
+    const attributes: SpanAttributes = {
       'http.request.method': method,
       'url.path': query === -1 ? url : url.slice(0, query),
       'url.scheme': request.protocol,
@@ -123,7 +77,7 @@ export function traceRequests ({ tracer, sampler, ids, propagator, untraced, cal
     }
     if (method === '_OTHER') attributes['http.request.method_original'] = request.method
     if (route !== undefined) attributes['http.route'] = route
-    return ids.withTraceId(traceId, () => tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent))
+    return tracer.start(name, SpanKind.SERVER, attributes, traceId, caller)
   }
 
   const plugin: FastifyPluginCallback = (app, _options, done) => {

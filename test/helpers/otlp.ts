@@ -28,9 +28,9 @@ const attributes = (list: Array<{ key: string, value: AnyValue }> = []) => Objec
 
 /**
  * An OTLP/HTTP collector of the test's own on 127.0.0.1: it answers every
- * export with `status` and keeps what it received; JSON exports are decoded.
+ * export with `status` (or what it says at the time) and keeps what it received; JSON exports are decoded.
  */
-export async function otlpReceiver (t: Test, status = 200): Promise<OtlpReceiver> {
+export async function otlpReceiver (t: Test, status: number | (() => number) = 200): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
   const requests: OtlpReceiver['requests'] = []
   const server = createServer((req, res) => {
@@ -49,7 +49,7 @@ export async function otlpReceiver (t: Test, status = 200): Promise<OtlpReceiver
           }
         }
       }
-      res.writeHead(status, { 'content-type': req.headers['content-type'] ?? 'application/json' }).end(req.headers['content-type'] === 'application/json' ? '{}' : '')
+      res.writeHead(typeof status === 'number' ? status : status(), { 'content-type': req.headers['content-type'] ?? 'application/json' }).end(req.headers['content-type'] === 'application/json' ? '{}' : '')
     })
   })
   server.listen(0, '127.0.0.1')

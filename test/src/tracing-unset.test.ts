@@ -34,7 +34,7 @@ t.test('with an OTLP endpoint, the SDK is loaded (the watch would see it)', asyn
   const app = await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
   t.equal((await getPlant(app, 1)).statusCode, 404)
   const modules = await loaded()
-  for (const name of ['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/core']) {
+  for (const name of ['@opentelemetry/sdk-trace', '@opentelemetry/otlp-exporter-base', '@opentelemetry/core']) {
     t.ok(modules.some((url) => url.includes(`/node_modules/${name}/`)), name)
   }
 })

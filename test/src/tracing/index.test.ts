@@ -20,3 +20,13 @@ t.test('a webhook attempt\'s span names the receiver\'s port, its scheme\'s when
   ])
   t.equal(receiver.spans.length, 2)
 })
+
+t.test('a webhook attempt the sampler does not record: no span, and a traceparent that says so', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const tracing = startTracing({ url: `${receiver.url}/v1/traces`, protocol: 'http/json', serviceName: 'test', sampler: { name: 'always_off', ratio: 1 } }, 'sqlite', log)
+  const watch = tracing.webhooks.attempt({ id: 'msg_1', endpointId: 'ep_1', url: 'http://hooks.example/in', body: '{}', attempts: 0, secrets: [] } as never)
+  t.match(watch.headers?.traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/)
+  watch.end({ result: 'succeeded', status: 204 })
+  await tracing.close()
+  t.equal(receiver.requests.length, 0, 'nothing to export')
+})

@@ -1,24 +1,25 @@
+import { randomFillSync } from 'node:crypto'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { AlwaysOnSampler, InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace'
+import { AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import { DecidedTraceIds, traceRequests } from '../../../src/tracing/requests.js'
+import { traceRequests } from '../../../src/tracing/requests.js'
+import { RandomIds, SpanTracer, type RecordedSpan } from '../../../src/tracing/spans.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
 
 // The plugin alone on a bare Fastify, its spans kept in memory; `started` counts the spans it asked for.
 async function traced (t: Test, sampler: Sampler = new ParentBasedSampler({ root: new AlwaysOnSampler() }), callerDecides = sampler instanceof ParentBasedSampler) {
-  const exporter = new InMemorySpanExporter()
-  const ids = new DecidedTraceIds()
-  const provider = new TracerProvider({ sampler, idGenerator: ids, spanProcessors: [new SimpleSpanProcessor({ exporter })] })
-  const tracer = provider.getTracer('test')
+  const ended: RecordedSpan[] = []
+  const tracer = new SpanTracer(sampler, (span) => { ended.push(span) })
   let started = 0
-  const counting = { ...tracer, startSpan: (...args: Parameters<typeof tracer.startSpan>) => { started++; return tracer.startSpan(...args) } } as typeof tracer
+  const start = tracer.start.bind(tracer)
+  tracer.start = (...args) => { started++; return start(...args) }
   let extracted = 0
   const w3c = new W3CTraceContextPropagator()
   const propagator = { fields: () => w3c.fields(), inject: w3c.inject.bind(w3c), extract: (...args: Parameters<typeof w3c.extract>) => { extracted++; return w3c.extract(...args) } }
-  const requests = traceRequests({ tracer: counting, sampler, ids, propagator, untraced: new Set(['/health']), callerDecides })
+  const requests = traceRequests({ tracer, propagator, untraced: new Set(['/health']), callerDecides })
   // Behind a proxy that says how the client called.
   const app = Fastify({ trustProxy: true })
   await app.register(requests.plugin)
@@ -31,7 +32,7 @@ async function traced (t: Test, sampler: Sampler = new ParentBasedSampler({ root
   })
   app.get('/teapot', async (_request, reply) => reply.code(502).send({ bad: 'gateway' }))
   t.teardown(() => app.close())
-  return { app, requests, spans: () => exporter.getFinishedSpans(), started: () => started, extracted: () => extracted }
+  return { app, requests, spans: () => ended, started: () => started, extracted: () => extracted }
 }
 
 t.test('a server span per request, named by method and route template, with HTTP\'s semantic conventions', async (t) => {
@@ -50,7 +51,7 @@ t.test('a server span per request, named by method and route template, with HTTP
     'http.response.status_code': 200
   })
   t.equal(span.status.code, 0, 'unset')
-  t.equal(span.parentSpanContext, undefined, 'a root span without a traceparent')
+  t.equal(span.parent, undefined, 'a root span without a traceparent')
 
   // No port in the Host header: the scheme's own, as the client called it.
   await app.inject({ url: '/plants/8', headers: { host: 'plants.example' } })
@@ -90,8 +91,8 @@ t.test('a caller\'s traceparent: sampled, the request joins its trace; not sampl
   t.equal(started(), 1)
   const [span] = spans()
   t.equal(span.spanContext().traceId, TRACE_ID)
-  t.equal(span.parentSpanContext?.spanId, PARENT_ID)
-  t.equal(span.parentSpanContext?.isRemote, true)
+  t.equal(span.parent?.spanId, PARENT_ID)
+  t.equal(span.parent?.isRemote, true)
 
   for (let i = 0; i < 20; i++) await app.inject({ url: '/plants/2', headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` } })
   t.equal(started(), 1, 'no span for a request the caller did not sample')
@@ -150,11 +151,24 @@ t.test('spanOf: the span of a request being traced, nothing for anything else', 
   t.equal(requests.spanOf(undefined), undefined, 'a write whose caller named no origin')
 })
 
-t.test('trace ids drawn for new traces: 32 lower-case hex digits, none twice, past a refill of the pool', async (t) => {
-  const ids = new DecidedTraceIds()
-  const drawn = Array.from({ length: 1000 }, () => ids.draw())
-  t.ok(drawn.every((id) => /^[\da-f]{32}$/.test(id) && id !== '0'.repeat(32)), 'valid W3C trace ids')
-  t.equal(new Set(drawn).size, drawn.length, 'all different')
-  t.equal(ids.withTraceId(drawn[0], () => ids.generateTraceId()), drawn[0], 'the span started in withTraceId takes the drawn id')
-  t.not(ids.generateTraceId(), drawn[0], 'and only that span')
+t.test('ids drawn for new traces and spans: lower-case hex of their W3C length, none twice, past a refill of the pool', async (t) => {
+  const ids = new RandomIds()
+  const traces = Array.from({ length: 1000 }, () => ids.traceId())
+  const spans = Array.from({ length: 1000 }, () => ids.spanId())
+  t.ok(traces.every((id) => /^[\da-f]{32}$/.test(id) && id !== '0'.repeat(32)), 'valid W3C trace ids')
+  t.ok(spans.every((id) => /^[\da-f]{16}$/.test(id) && id !== '0'.repeat(16)), 'valid W3C span ids')
+  t.equal(new Set(traces).size, traces.length, 'all different')
+  t.equal(new Set(spans).size, spans.length, 'all different')
+
+  // All zeros is not a valid id: such a draw is drawn again.
+  let fills = 0
+  const zerosFirst = new RandomIds((pool) => {
+    fills++
+    randomFillSync(pool)
+    // The first trace id and the first span id after it come out as zeros.
+    pool.fill(0, 0, 16).fill(0, 32, 40)
+  })
+  t.not(zerosFirst.traceId(), '0'.repeat(32), 'a trace id of zeros is drawn again')
+  t.not(zerosFirst.spanId(), '0'.repeat(16), 'a span id of zeros is drawn again')
+  t.equal(fills, 1, 'from the same pool')
 })

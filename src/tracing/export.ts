@@ -1,0 +1,132 @@
+import { ExportResultCode } from '@opentelemetry/core'
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http'
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
+import type { StoreLogger } from '../store/outage.js'
+import { JsonSpans, ProtobufSpans, type SpanBatch } from './otlp-encode.js'
+import type { RecordedSpan } from './spans.js'
+
+export interface SpanExportOptions {
+  /** The OTLP/HTTP traces endpoint, as it is. */
+  url: string
+  protocol: 'http/protobuf' | 'http/json'
+  serviceName: string
+  log: StoreLogger
+  /** Spans waiting for export: beyond it they are dropped (and said so), never queued without end. */
+  maxQueue?: number
+  /** Spans in one export. */
+  batchSize?: number
+  /** The longest a span waits for a batch to fill, in ms. */
+  delay?: number
+  /** One export, its retries included, in ms: a collector that is down only loses spans. */
+  timeout?: number
+}
+
+// The OTLP exporter's own name for the scope, as the SDK's tracer had it.
+const SCOPE = 'plant-store'
+
+/**
+ * Sends spans to an OTLP/HTTP collector in batches, one export at a time, through
+ * @opentelemetry/otlp-exporter-base (its retries, timeouts, OTEL_EXPORTER_OTLP_HEADERS
+ * and compression). What it sends is encoded here, as each span ends (otlp-encode.ts).
+ */
+export class SpanExport {
+  private readonly maxQueue: number
+  private readonly batchSize: number
+  private readonly delay: number
+  private readonly delegate
+  private current: SpanBatch
+  private readonly ready: SpanBatch[] = []
+  private queued = 0
+  private dropped = 0
+  private exporting = false
+  private failing = false
+  private closing: { failure?: Error, drained: () => void } | undefined
+  private timer: NodeJS.Timeout | undefined
+
+  constructor (private readonly options: SpanExportOptions) {
+    this.maxQueue = options.maxQueue ?? 2048
+    this.batchSize = options.batchSize ?? 512
+    this.delay = options.delay ?? 5000
+    const json = options.protocol === 'http/json'
+    const serializer = {
+      serializeRequest: (batch: SpanBatch) => batch.request(options.serviceName, SCOPE),
+      deserializeResponse: (json ? JsonTraceSerializer : ProtobufTraceSerializer).deserializeResponse
+    }
+    this.delegate = createOtlpHttpExportDelegate(
+      convertLegacyHttpOptions({ url: options.url, timeoutMillis: options.timeout ?? 5000 }, 'TRACES', 'v1/traces', { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' }),
+      serializer, json ? 'otlp_http_json_span_exporter' : 'otlp_http_span_exporter', { name: 'span', countItems: (batch) => batch.count }, undefined)
+    this.current = this.batch()
+  }
+
+  private batch (): SpanBatch {
+    return this.options.protocol === 'http/json' ? new JsonSpans() : new ProtobufSpans()
+  }
+
+  /** A span that ended: encoded into the batch that will carry it. */
+  readonly record = (span: RecordedSpan): void => {
+    if (this.queued >= this.maxQueue) {
+      this.dropped++
+      return
+    }
+    this.current.add(span)
+    this.queued++
+    if (this.current.count >= this.batchSize) {
+      this.seal()
+      this.next()
+    } else {
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined
+        this.seal()
+        this.next()
+      }, this.delay).unref()
+    }
+  }
+
+  private seal (): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+    if (this.current.count === 0) return
+    this.ready.push(this.current)
+    this.current = this.batch()
+  }
+
+  private next (): void {
+    if (this.exporting) return
+    const batch = this.ready.shift()
+    if (batch === undefined) {
+      this.closing?.drained()
+      return
+    }
+    this.exporting = true
+    this.delegate.export(batch, ({ code, error }) => {
+      this.exporting = false
+      this.queued -= batch.count
+      if (code === ExportResultCode.SUCCESS) {
+        this.failing = false
+      } else if (this.closing !== undefined) {
+        // The export delegate gives every failure its error.
+        this.closing.failure = error as Error
+      } else if (!this.failing) {
+        // Once per run of failures: the spans of every export until one succeeds are lost.
+        this.failing = true
+        this.options.log.warn({ url: this.options.url, status: (error as { code?: number } | undefined)?.code, reason: error?.message }, 'the trace collector did not take the spans: they are lost until it does')
+      }
+      if (this.dropped > 0) {
+        this.options.log.warn({ url: this.options.url, dropped: this.dropped }, `trace spans dropped: more than ${this.maxQueue} waited for the collector`)
+        this.dropped = 0
+      }
+      this.next()
+    })
+  }
+
+  /** Sends every span recorded so far; rejects when the collector did not take them. */
+  async close (): Promise<void> {
+    const drained = new Promise<void>((resolve) => { this.closing = { drained: resolve } })
+    this.seal()
+    this.next()
+    await drained
+    await this.delegate.shutdown()
+    const failure = this.closing?.failure
+    if (failure !== undefined) throw failure
+  }
+}

@@ -1,0 +1,116 @@
+import { randomFillSync } from 'node:crypto'
+import { ROOT_CONTEXT, SamplingDecision, TraceFlags, trace, type Context, type Link, type Sampler, type SpanContext, type SpanKind, type SpanStatus, type TraceState } from '@opentelemetry/api'
+
+/** The attribute values this service gives its spans. */
+export type SpanAttributes = Record<string, string | number | boolean>
+
+/** What is done with a span when it ends: encoded for export, or kept by a test. */
+export type SpanSink = (span: RecordedSpan) => void
+
+const UNSET: SpanStatus = Object.freeze({ code: 0 })
+const NO_LINKS: readonly Link[] = Object.freeze([])
+
+/**
+ * A sampled span: the few fields OTLP sends, nothing else. It lives as long as its
+ * request, and is encoded when it ends, so that no span waits for its export as an
+ * object (the SDK's spans did, long enough to be promoted, and the GC cost more than they did).
+ */
+export class RecordedSpan {
+  /** performance.now() at start and end: see unixNanos. */
+  readonly startTime = performance.now()
+  endTime = -1
+  status: SpanStatus = UNSET
+
+  constructor (
+    private readonly sink: SpanSink,
+    readonly traceId: string,
+    readonly spanId: string,
+    /** The parent's context: a caller's (remote) or a span of this process. */
+    readonly parent: SpanContext | undefined,
+    readonly name: string,
+    readonly kind: SpanKind,
+    readonly attributes: SpanAttributes,
+    readonly links: readonly Link[] = NO_LINKS,
+    readonly traceState: TraceState | undefined = parent?.traceState
+  ) {}
+
+  spanContext (): SpanContext {
+    return { traceId: this.traceId, spanId: this.spanId, traceFlags: TraceFlags.SAMPLED, isRemote: false, traceState: this.traceState }
+  }
+
+  setAttribute (key: string, value: string | number | boolean): void {
+    if (this.endTime === -1) this.attributes[key] = value
+  }
+
+  setStatus (status: SpanStatus): void {
+    if (this.endTime === -1) this.status = status
+  }
+
+  end (): void {
+    if (this.endTime !== -1) return
+    this.endTime = performance.now()
+    this.sink(this)
+  }
+}
+
+/** Random trace and span ids, cut from a pool of random bytes filled 256 trace ids at a time. */
+export class RandomIds {
+  private readonly pool = Buffer.alloc(16 * 256)
+  private at = this.pool.length
+
+  /** `fill` puts random bytes in the pool: a test gives its own, to draw ids it chose. */
+  constructor (private readonly fill: (pool: Buffer) => void = randomFillSync) {}
+
+  private draw (bytes: number): string {
+    if (this.at + bytes > this.pool.length) {
+      this.fill(this.pool)
+      this.at = 0
+    }
+    this.at += bytes
+    return this.pool.toString('hex', this.at - bytes, this.at)
+  }
+
+  traceId (): string {
+    const id = this.draw(16)
+    // All zeros is not a valid id (one chance in 2^128, but it would be dropped by every collector).
+    return id === '00000000000000000000000000000000' ? this.traceId() : id
+  }
+
+  spanId (): string {
+    const id = this.draw(8)
+    return id === '0000000000000000' ? this.spanId() : id
+  }
+}
+
+/**
+ * Starts spans that a standard sampler (OTEL_TRACES_SAMPLER) has said to record.
+ * Nothing is allocated for a trace that is not sampled.
+ */
+export class SpanTracer {
+  constructor (
+    private readonly sampler: Sampler,
+    readonly sink: SpanSink,
+    readonly ids: RandomIds = new RandomIds()
+  ) {}
+
+  /**
+   * Whether the sampler records a span of `traceId` under `parent`. The standard samplers
+   * decide on these alone: `name` is what a custom one would see.
+   */
+  sampled (parent: Context, traceId: string, name: string, kind: SpanKind, links: readonly Link[] = NO_LINKS): boolean {
+    return this.sampler.shouldSample(parent, traceId, name, kind, {}, links as Link[]).decision === SamplingDecision.RECORD_AND_SAMPLED
+  }
+
+  /** Starts a span the sampler has said to record; `parent` is in the trace `traceId`. */
+  start (name: string, kind: SpanKind, attributes: SpanAttributes, traceId: string, parent?: SpanContext, links?: readonly Link[]): RecordedSpan {
+    return new RecordedSpan(this.sink, traceId, this.ids.spanId(), parent, name, kind, attributes, links)
+  }
+
+  /** Asks the sampler, then starts the span: a root span without `parent`. Undefined when not sampled. */
+  startSpan (name: string, kind: SpanKind, attributes: SpanAttributes, parent?: SpanContext, links?: readonly Link[]): RecordedSpan | undefined {
+    const traceId = parent?.traceId ?? this.ids.traceId()
+    const context = parent === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent)
+    if (!this.sampled(context, traceId, name, kind, links)) return undefined
+    return this.start(name, kind, attributes, traceId, parent, links)
+  }
+}

@@ -1,0 +1,70 @@
+import { SpanKind } from '@opentelemetry/api'
+import { AlwaysOnSampler } from '@opentelemetry/sdk-trace'
+import t, { type Test } from 'tap'
+import { SpanExport, type SpanExportOptions } from '../../../src/tracing/export.js'
+import { SpanTracer } from '../../../src/tracing/spans.js'
+import { otlpReceiver } from '../../helpers/otlp.js'
+
+type Line = { level: 'warn' | 'info', fields: Record<string, unknown>, msg: string }
+
+// An exporter to `url`, the warnings it logs, and a tracer whose spans go to it.
+function exporting (t: Test, options: Partial<SpanExportOptions> & { url: string }) {
+  const lines: Line[] = []
+  const at = (level: Line['level']) => (fields: object, msg: string) => { lines.push({ level, fields: fields as Record<string, unknown>, msg }) }
+  const exporter = new SpanExport({ protocol: 'http/json', serviceName: 'test', log: { warn: at('warn'), info: at('info') }, ...options })
+  const tracer = new SpanTracer(new AlwaysOnSampler(), exporter.record)
+  const spans = (count: number, from = 0) => {
+    for (let i = from; i < from + count; i++) tracer.startSpan(`span ${i}`, SpanKind.INTERNAL, { i })?.end()
+  }
+  return { exporter, spans, lines }
+}
+
+t.test('full batches go at once, one export at a time; the rest when the delay runs out or at close', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const { exporter, spans } = exporting(t, { url: `${receiver.url}/v1/traces`, batchSize: 4, delay: 100 })
+  spans(9)
+  // Two full batches: the first is on its way, the second waits for it.
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal(receiver.requests.length, 2)
+  t.same(receiver.spans.map((span) => span.name), Array.from({ length: 8 }, (_, i) => `span ${i}`))
+  // The ninth waits for the delay.
+  await new Promise((resolve) => setTimeout(resolve, 150))
+  t.equal(receiver.spans.length, 9)
+  spans(2, 9)
+  await exporter.close()
+  t.equal(receiver.spans.length, 11, 'close sends the rest at once')
+  t.equal(receiver.requests.length, 4)
+  t.equal(receiver.requests[0].headers['content-type'], 'application/json')
+})
+
+t.test('spans past the queue are dropped and said so; nothing waits without end', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const { exporter, spans, lines } = exporting(t, { url: `${receiver.url}/v1/traces`, batchSize: 2, maxQueue: 3 })
+  // In one turn: two go in a batch that is sent, one waits, and seven find the queue full.
+  spans(10)
+  await exporter.close()
+  t.same(receiver.spans.map((span) => span.name), ['span 0', 'span 1', 'span 2'])
+  t.match(lines, [{ level: 'warn', fields: { dropped: 7 }, msg: 'trace spans dropped: more than 3 waited for the collector' }])
+  t.equal(lines.length, 1)
+})
+
+t.test('a collector that refuses: said once until it takes spans again, and the close says it too', async (t) => {
+  let status = 400
+  const receiver = await otlpReceiver(t, () => status)
+  const { exporter, spans, lines } = exporting(t, { url: `${receiver.url}/v1/traces`, batchSize: 1 })
+  spans(3)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(receiver.requests.length, 3, 'each was offered')
+  t.match(lines, [{ level: 'warn', msg: 'the trace collector did not take the spans: they are lost until it does', fields: { status: 400, reason: 'Bad Request' } }])
+  t.equal(lines.length, 1, 'once for the three')
+  status = 200
+  spans(1, 3)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  status = 400
+  spans(1, 4)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal(lines.length, 2, 'and again after one went through')
+  spans(1, 5)
+  await t.rejects(exporter.close(), { message: 'Bad Request' }, 'the last spans were refused')
+  t.equal(lines.length, 2, 'the close says it itself')
+})
