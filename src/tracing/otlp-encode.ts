@@ -76,8 +76,30 @@ export class ProtobufSpans {
   }
 
   private string (field: number, value: string): void {
+    // Most values are short ASCII (methods, paths, names): copied here, not through a call into C++.
+    const length = value.length
+    if (length < 128) {
+      this.tag(field, 2)
+      this.room(length + 1)
+      const buffer = this.buffer
+      let at = this.pos + 1
+      for (let i = 0; i < length; i++) {
+        const code = value.charCodeAt(i)
+        if (code > 127) {
+          at = -1
+          break
+        }
+        buffer[at++] = code
+      }
+      if (at !== -1) {
+        buffer[this.pos] = length
+        this.pos = at
+        return
+      }
+      this.pos -= varintSize(field * 8 + 2)
+    }
     const start = this.open(field, 1)
-    this.room(value.length * 3)
+    this.room(length * 3)
     this.pos += this.buffer.write(value, this.pos, 'utf8')
     this.close(start, 1)
   }
