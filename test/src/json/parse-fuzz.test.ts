@@ -137,7 +137,22 @@ const mutated = fc.tuple(fc.oneof(value, deep), fc.nat(), fc.nat(3), noise).map(
   const i = at % (text.length + 1)
   return mode === 0 ? text.slice(0, i) : text.slice(0, i) + bit + text.slice(i + (mode === 1 ? 1 : 0))
 })
-const documents = fc.oneof(value, value, deep, mutated, mutated, value.map((text) => `\ufeff${text}`))
+const generated = fc.oneof(value, value, deep, mutated, mutated, value.map((text) => `\ufeff${text}`))
+
+// V8 in Node.js 24.21 misreads an object key once another object of the same shape so far
+// has had, at that place, a key that ends in a backslash: `{"a":1,"x\\":1}` parsed first,
+// `{"a":1,"x\"":1}` (the key x") comes back with the key x\. JSON.parse is the oracle
+// here and the service's parser stands on it, so on an engine with that bug the fuzz leaves
+// out texts with such keys (found by this test, in one CI run on Node.js 24.21).
+// The service is not exposed in practice: the misread key is the earlier one, which ends
+// in a backslash and so is in no schema (it is dropped, and a missing `name` is a 400),
+// and only a key written with an escape where that one has its backslash is misread.
+function misreadsKeys (): boolean {
+  JSON.parse('{"fuzz-probe":1,"x\\\\":1}')
+  return Object.keys(JSON.parse('{"fuzz-probe":1,"x\\"":1}'))[1] !== 'x"'
+}
+const KEY_ENDS_IN_BACKSLASH = /(?:\\\\|\\u005[cC])"\s*:/
+const documents = misreadsKeys() ? generated.filter((text) => !KEY_ENDS_IN_BACKSLASH.test(text)) : generated
 
 t.test('the reference agrees with JSON.parse on grammar and, reading numbers as doubles, on values', async (t) => {
   fc.assert(fc.property(documents, (text) => {
