@@ -7,6 +7,10 @@ import autocannon from 'autocannon'
 // 32 characters: a shorter one is warned of at every start.
 export const TOKEN = 'bench-token-0123456789abcdefghij'
 const CONNECTIONS = 50
+// BENCH_RATE: a fixed offered load (requests per second, over all connections) instead
+// of as many as the server answers. A server that costs more per request then answers
+// as many as the other, so its batches and turns of the event loop are as full.
+export const RATE = Number(process.env.BENCH_RATE ?? 0)
 const PROBE = fileURLToPath(new URL('cpu-probe.js', import.meta.url))
 
 export interface Server { child: ChildProcess, url: string, startToReadyMs: number }
@@ -116,6 +120,7 @@ export async function load (server: Server, workload: Workload, seconds: number,
     url: server.url,
     connections: CONNECTIONS,
     duration: seconds,
+    ...(RATE > 0 && { overallRate: RATE }),
     requests: requestsOf(workload)
   })
   const cpu = await serverCpu(server) - cpuBefore
