@@ -18,8 +18,8 @@ export interface OtlpReceiver {
   url: string
   /** The spans of every JSON export received so far, flattened. */
   spans: ReceivedSpan[]
-  /** Every export as it arrived: its path, headers and raw body. */
-  requests: Array<{ path: string, headers: IncomingHttpHeaders, body: Buffer }>
+  /** Every export as it arrived: its path, headers, raw body, and when it had arrived (performance.now()). */
+  requests: Array<{ path: string, headers: IncomingHttpHeaders, body: Buffer, at: number }>
 }
 
 type AnyValue = { stringValue?: string, intValue?: string | number, boolValue?: boolean, doubleValue?: number }
@@ -38,7 +38,7 @@ export async function otlpReceiver (t: Test, status: number | (() => number) = 2
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
       const body = Buffer.concat(chunks)
-      requests.push({ path: req.url as string, headers: req.headers, body })
+      requests.push({ path: req.url as string, headers: req.headers, body, at: performance.now() })
       if (req.headers['content-type'] === 'application/json') {
         for (const resourceSpans of JSON.parse(body.toString()).resourceSpans) {
           const service = attributes(resourceSpans.resource.attributes)['service.name']

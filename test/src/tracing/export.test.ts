@@ -19,17 +19,26 @@ function exporting (t: Test, options: Partial<SpanExportOptions> & { url: string
   return { exporter, spans, lines }
 }
 
+// Waits for `done` to hold, looking every 5 ms; fails the test after 5 s.
+async function until (t: Test, done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 5 s`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  t.pass(what)
+}
+
 t.test('full batches go at once, one export at a time; the rest when the delay runs out or at close', async (t) => {
   const receiver = await otlpReceiver(t)
   const { exporter, spans } = exporting(t, { url: `${receiver.url}/v1/traces`, batchSize: 4, delay: 100 })
+  const recorded = performance.now()
   spans(9)
-  // Two full batches: the first is on its way, the second waits for it.
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  t.equal(receiver.requests.length, 2)
-  t.same(receiver.spans.map((span) => span.name), Array.from({ length: 8 }, (_, i) => `span ${i}`))
-  // The ninth waits for the delay.
-  await new Promise((resolve) => setTimeout(resolve, 150))
-  t.equal(receiver.spans.length, 9)
+  // Two full batches: the first is on its way, the second waits for it; the ninth waits for the delay.
+  await until(t, () => receiver.spans.length === 9, 'the nine spans arrive')
+  t.same(receiver.spans.map((span) => span.name), Array.from({ length: 9 }, (_, i) => `span ${i}`))
+  t.equal(receiver.requests.length, 3)
+  t.ok(receiver.requests[2].at - recorded >= 100, 'the ninth only once the delay ran out')
   spans(2, 9)
   await exporter.close()
   t.equal(receiver.spans.length, 11, 'close sends the rest at once')
@@ -53,17 +62,15 @@ t.test('a collector that refuses: said once until it takes spans again, and the 
   const receiver = await otlpReceiver(t, () => status)
   const { exporter, spans, lines } = exporting(t, { url: `${receiver.url}/v1/traces`, batchSize: 1 })
   spans(3)
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  t.equal(receiver.requests.length, 3, 'each was offered')
+  await until(t, () => receiver.requests.length === 3 && lines.length > 0, 'each was offered')
   t.match(lines, [{ level: 'warn', msg: 'the trace collector did not take the spans: they are lost until it does', fields: { status: 400, reason: 'Bad Request' } }])
   t.equal(lines.length, 1, 'once for the three')
   status = 200
   spans(1, 3)
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  await until(t, () => receiver.requests.length === 4, 'the next is taken')
   status = 400
   spans(1, 4)
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  t.equal(lines.length, 2, 'and again after one went through')
+  await until(t, () => lines.length === 2, 'and a refusal after it is said again')
   spans(1, 5)
   await t.rejects(exporter.close(), { message: 'Bad Request' }, 'the last spans were refused')
   t.equal(lines.length, 2, 'the close says it itself')
