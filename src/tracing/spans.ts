@@ -9,6 +9,8 @@ export type SpanSink = (span: RecordedSpan) => void
 
 const UNSET: SpanStatus = Object.freeze({ code: 0 })
 const NO_LINKS: readonly Link[] = Object.freeze([])
+// What a sampler is told of a span's attributes before it starts: none (the standard ones read none).
+const NO_ATTRIBUTES = Object.freeze({})
 
 /**
  * A sampled span: the few fields OTLP sends, nothing else. It lives as long as its
@@ -104,7 +106,7 @@ export class SpanTracer {
    * decide on these alone: `name` is what a custom one would see.
    */
   sampled (parent: Context, traceId: string, name: string, kind: SpanKind, links: readonly Link[] = NO_LINKS): boolean {
-    return this.sampler.shouldSample(parent, traceId, name, kind, {}, links as Link[]).decision === SamplingDecision.RECORD_AND_SAMPLED
+    return this.sampler.shouldSample(parent, traceId, name, kind, NO_ATTRIBUTES, links as Link[]).decision === SamplingDecision.RECORD_AND_SAMPLED
   }
 
   /** Starts a span the sampler has said to record; `parent` is in the trace `traceId`. */
