@@ -10,6 +10,7 @@ import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantS
 import { fileIdentity } from './identity.js'
 import { migrate } from './migrate.js'
 import { plantStatements } from './plants.js'
+import { readTurns } from './reads.js'
 import { sqliteWebhooks } from './webhooks.js'
 
 export interface SqliteStoreOptions {
@@ -140,6 +141,8 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     }
   })
 
+  const reads = readTurns(db, (work) => run('read', work))
+
   return {
     webhooks: webhooks.store,
 
@@ -151,12 +154,12 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
       return writes.add({ op: 'delete', id }, options) as Promise<boolean>
     },
 
-    async get (id: bigint) {
-      return run('read', () => plants.get(id))
+    get (id: bigint) {
+      return reads.add(() => plants.get(id))
     },
 
-    async list (query) {
-      return run('read', () => plants.list(query))
+    list (query) {
+      return reads.add(() => plants.list(query))
     },
 
     async check () {
@@ -172,6 +175,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     },
 
     async close () {
+      reads.flush()
       await writes.drain()
       if (db.open) db.close()
     }
