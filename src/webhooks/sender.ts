@@ -32,6 +32,8 @@ export interface SenderOptions extends AttemptOptions {
    * requests keep the CPU. Default: the event loop busy over 90% of the last 200 ms.
    */
   busy?: () => boolean
+  /** Sets the timers that wake the sender for a retry or after a pause. Default: setTimeout. */
+  setTimer?: (wake: () => void, ms: number) => NodeJS.Timeout
 }
 
 // Deliveries claimed at once: what waits behind its endpoint's bound holds a lease, so
@@ -53,8 +55,9 @@ export class WebhookSender {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly store: WebhookStore
   private readonly log: SenderLog
-  private readonly options: Required<Omit<SenderOptions, 'store' | 'log' | 'observer' | 'busy'>>
+  private readonly options: Required<Omit<SenderOptions, 'store' | 'log' | 'observer' | 'busy' | 'setTimer'>>
   private readonly saturated?: () => boolean
+  private readonly setTimer: (wake: () => void, ms: number) => NodeJS.Timeout
   private pressure?: Pressure
   private readonly observer?: WebhookObserver
   private readonly agent: Agent
@@ -77,9 +80,10 @@ export class WebhookSender {
   private unlisten?: () => void
 
   constructor (options: SenderOptions) {
-    const { store, log, observer, busy, ...rest } = options
+    const { store, log, observer, busy, setTimer = setTimeout, ...rest } = options
     this.store = store
     this.saturated = busy
+    this.setTimer = setTimer
     this.log = new SenderLog(log)
     this.observer = observer
     this.options = { perEndpoint: 4, total: 64, pollInterval: 1000, pruneInterval: 3_600_000, grace: 5000, ...rest }
@@ -189,9 +193,12 @@ export class WebhookSender {
   private wakeBy (at: number): void {
     const delay = at - Date.now()
     if (this.stopped || delay >= this.options.pollInterval) return
-    const timer = setTimeout(() => {
+    const timer = this.setTimer(() => {
       this.retries.delete(timer)
-      this.wake()
+      // Node's timers keep a clock of their own, not Date.now()'s: one can fire a little
+      // early, and a claim then would find nothing due and leave the retry to the poll.
+      if (Date.now() < at) this.wakeBy(at)
+      else this.wake()
     }, delay)
     this.retries.add(timer)
   }

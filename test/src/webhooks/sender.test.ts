@@ -242,6 +242,24 @@ t.test('the bound in all holds; retries sooner than the next poll are woken for,
   t.equal(receiver.received.length, 7, 'its retry is not made by a stopped sender')
 })
 
+t.test('a retry\'s wake-up that fires before the retry is due is set again for the rest', async (t) => {
+  const store = await openAt(t, 'sqlite::memory:')
+  const receiver = await startReceiver(t, (_, response) => { response.writeHead(500).end() })
+  await store.webhooks.createEndpoint({ url: receiver.origin, secret: makeSecret() })
+  // Node's timers can fire a little before Date.now() reaches their time; these, halfway.
+  const armed: number[] = []
+  const early = (wake: () => void, ms: number) => {
+    armed.push(ms)
+    return setTimeout(wake, ms / 2)
+  }
+  const { sender: running } = sender(t, store, { schedule: [200, 60_000], pollInterval: 60_000, setTimer: early })
+  running.start()
+  await store.create({ id: 1n, name: 'failing' })
+  const [first, retry] = await receiver.waitFor(2, 3000)
+  t.ok(retry.at - first.at >= 160, `the retry came no sooner than its time (${retry.at - first.at} ms)`)
+  t.ok(armed.length > 1, `its wake-up was set again (${armed.join(', ')} ms)`)
+})
+
 t.test('while the process is saturated, one attempt at a time; all its room once the load eases', async (t) => {
   const store = await openAt(t, `sqlite:${join(t.testdir(), 'plants.db')}`)
   let open = 0
