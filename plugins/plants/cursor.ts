@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { HttpError } from '../../src/errors.js'
 
 // A cursor is where a page starts, with a check that ties it to its listing:
@@ -9,8 +9,11 @@ const VERSION = 1
 const SHAPE = /^[A-Za-z0-9_-]{23}$/
 const CHECK = 8
 
+const DOMAIN = Buffer.from('plant-store cursor')
+
+// One call over the three parts, where a Hash object and its updates cost twice as much (a page writes one check, a cursor read another).
 function check (position: Buffer, listing: string): Buffer {
-  return createHash('sha256').update('plant-store cursor').update(position).update(listing).digest().subarray(0, CHECK)
+  return hash('sha256', Buffer.concat([DOMAIN, position, Buffer.from(listing)]), 'buffer').subarray(0, CHECK)
 }
 
 /** A cursor for `position` in the listing named `listing` (a filter, an endpoint). */

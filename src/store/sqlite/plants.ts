@@ -2,8 +2,9 @@ import type Database from 'better-sqlite3'
 import type { Plant } from '../../../schemas/plant.js'
 import { samePlant, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type Write, type WriteResult } from '../types.js'
 
-interface Row { name: string, tag: string | null }
-interface ListRow extends Row { id: bigint }
+// Rows are read as arrays: no object per row that is dropped as soon as its plant is made.
+type Row = [name: string, tag: string | null]
+type ListRow = [id: bigint, name: string, tag: string | null]
 
 /**
  * The plants table's statements, prepared once. `created` runs inside the batch's
@@ -12,7 +13,7 @@ interface ListRow extends Row { id: bigint }
 export function plantStatements (db: Database.Database, created: (plant: PlantRecord) => void) {
   const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
   const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
-  const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?')
+  const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?').raw(true)
   // One statement per shape of page, each served by an index from its first key:
   // the primary key (the rowid), or plants_tag_id for a tag.
   const pages = {
@@ -21,7 +22,7 @@ export function plantStatements (db: Database.Database, created: (plant: PlantRe
     firstTagged: db.prepare<[string, number], ListRow>('SELECT id, name, tag FROM plants WHERE tag = ? ORDER BY id LIMIT ?'),
     afterTagged: db.prepare<[string, bigint, number], ListRow>('SELECT id, name, tag FROM plants WHERE tag = ? AND id > ? ORDER BY id LIMIT ?')
   }
-  for (const page of Object.values(pages)) page.safeIntegers(true)
+  for (const page of Object.values(pages)) page.safeIntegers(true).raw(true)
 
   // The primary key decides: the insert either takes the id or leaves the row that holds it.
   function create (plant: PlantRecord): CreateResult {
@@ -29,8 +30,8 @@ export function plantStatements (db: Database.Database, created: (plant: PlantRe
       created(plant)
       return { outcome: 'created', plant: toPlant(plant.name, plant.tag) }
     }
-    const row = select.get(plant.id) as Row
-    const stored = toPlant(row.name, row.tag)
+    const [name, tag] = select.get(plant.id) as Row
+    const stored = toPlant(name, tag)
     return { outcome: samePlant(stored, plant) ? 'replayed' : 'conflict', plant: stored }
   }
 
@@ -41,14 +42,14 @@ export function plantStatements (db: Database.Database, created: (plant: PlantRe
 
     get (id: bigint): Plant | undefined {
       const row = select.get(id)
-      return row === undefined ? undefined : toPlant(row.name, row.tag)
+      return row === undefined ? undefined : toPlant(row[0], row[1])
     },
 
     list ({ limit, tag, after }: ListQuery): PlantRecord[] {
       const rows = tag === undefined
         ? (after === undefined ? pages.first.all(limit) : pages.after.all(after, limit))
         : (after === undefined ? pages.firstTagged.all(tag, limit) : pages.afterTagged.all(tag, after, limit))
-      return rows.map((row) => toRecord(row.id, row.name, row.tag))
+      return rows.map(([id, name, tag]) => toRecord(id, name, tag))
     }
   }
 }
