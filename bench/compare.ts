@@ -1,5 +1,6 @@
 // Before and after: the create scenario of `npm run bench` on two builds of the
-// service, in one session. Both builds' servers run side by side; each round
+// service, in one session, then its reads (GET by id and the first page) from a
+// store of BENCH_PLANTS plants that both builds read. Both builds' servers run side by side; each round
 // measures every store on one build and then on the other (the order flipping
 // every round), so a pair is seconds apart and the machine's drift falls on
 // both alike. Each build also has its own baseline, since a change on the
@@ -16,13 +17,15 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { create } from './load.js'
+import { fillStore } from './big-store.js'
+import { create, getPath, getRandom, type Workload } from './load.js'
 import { find, runPhase, type Row, type Target } from './phase.js'
 import { freshDatabase } from './pgbench.js'
 import { fmt, machine, median, writeSection } from './report.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
+const PLANTS = Number(process.env.BENCH_PLANTS ?? 100_000)
 const PG_URL = process.env.PLANT_STORE_TEST_PG_URL
 const withPg = PG_URL !== undefined && PG_URL !== ''
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -39,10 +42,15 @@ if (builds.length !== 2) throw new Error('usage: npm run bench:compare -- <workt
 
 const CREATE = 'POST /plants, unique ids'
 const FLOOR = 'floor: bare Fastify, bearer auth, schemas, a Map'
+const READS: Array<[string, Workload]> = [
+  ['GET /plants/{id}, random existing ids', getRandom(PLANTS)],
+  ['GET /plants?limit=20, the first page', getPath('/plants?limit=20')]
+]
 const STORES = ['baseline', 'SQLite, synchronous=normal', 'SQLite, synchronous=full', ...(withPg ? ['PostgreSQL'] : [])]
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-compare-'))
 const dbs = withPg ? await Promise.all(builds.map(() => freshDatabase(PG_URL))) : []
 let rows: Row[]
+let readRows: Row[]
 try {
   // Pairs side by side: baseline before, baseline after, SQLite normal before, …
   const floor: Target = { name: FLOOR, script: join(here, 'floor-server.js'), env: {} }
@@ -54,7 +62,18 @@ try {
     const synchronous = store.endsWith('full') ? 'full' : 'normal'
     return { name, script: server, env: { DATABASE_URL: `sqlite:${join(dir, `${synchronous}-${b}.db`)}`, SQLITE_SYNCHRONOUS: synchronous } }
   }))]
-  rows = await runPhase(targets, [[CREATE, create]], { port: 28220, taskset, warmUpRequests: 20_000, warmUpSeconds: 2, seconds: SECONDS, rounds: ROUNDS })
+  const phase = { taskset, warmUpRequests: 20_000, warmUpSeconds: 2, seconds: SECONDS, rounds: ROUNDS }
+  rows = await runPhase(targets, [[CREATE, create]], { ...phase, port: 28220 })
+
+  // Reads: both builds read one store of each kind, filled once (reads change nothing).
+  const readStores = [['SQLite', `sqlite:${join(dir, 'reads.db')}`], ...(withPg ? [['PostgreSQL', dbs[0].url]] : [])]
+  for (const [, url] of readStores) await fillStore(url, PLANTS)
+  const readTargets = [{ ...floor, env: { BENCH_PLANTS: String(PLANTS) } }, ...readStores.flatMap(([store, url]) => builds.map((build): Target => ({
+    name: `${store} @ ${build.commit}`,
+    script: join(build.dir, 'dist', 'src', 'server.js'),
+    env: { DATABASE_URL: url, ...(store === 'PostgreSQL' && { DATABASE_POOL_SIZE: '10' }) }
+  })))]
+  readRows = await runPhase(readTargets, READS, { ...phase, port: 28240 })
 } finally {
   for (const db of dbs) await db.drop()
   rmSync(dir, { recursive: true, force: true })
@@ -90,7 +109,19 @@ const lines = [
     return `| ${store} | ${builds[b].commit} | ${cell(rounds.map((r) => own(r).requests), 0)} | ` +
       `${cell(rounds.map((r) => own(r).requests / result('baseline', b, r).requests), 2)} | ` +
       `${cell(rounds.map((r) => own(r).cpuUsPerRequest), 0)} | ${cell(rounds.map((r) => floorCpu(r) / own(r).cpuUsPerRequest), 2)} | ${paired.join(' | ')} |`
-  }))
+  })),
+  '',
+  `Reads from ${fmt(PLANTS)} plants (BENCH_PLANTS), both builds reading one store of each kind; the floor answers from a Map of as many through the same schemas.`,
+  '',
+  `| request | store | build | req/s | server CPU µs/req | CPU × floor | ${after} ÷ ${before}, CPU µs/req |`,
+  '|---|---|---|---:|---:|---:|---:|',
+  ...READS.flatMap(([workload]) => (withPg ? ['SQLite', 'PostgreSQL'] : ['SQLite']).flatMap((store) => [0, 1].map((b) => {
+    const own = (round: number) => find(readRows, workload, `${store} @ ${builds[b].commit}`, round)
+    const floorOf = (round: number) => find(readRows, workload, FLOOR, round).cpuUsPerRequest
+    const paired = b === 0 ? '' : cell(rounds.map((r) => own(r).cpuUsPerRequest / find(readRows, workload, `${store} @ ${builds[0].commit}`, r).cpuUsPerRequest), 2)
+    return `| ${workload} | ${store} | ${builds[b].commit} | ${cell(rounds.map((r) => own(r).requests), 0)} | ` +
+      `${cell(rounds.map((r) => own(r).cpuUsPerRequest), 0)} | ${cell(rounds.map((r) => floorOf(r) / own(r).cpuUsPerRequest), 2)} | ${paired} |`
+  })))
 ].join('\n')
 writeSection(join(here, '..', '..', 'bench', 'results.md'), `## Before and after: ${before} against ${after}`, lines)
 process.stdout.write(`${lines}\n`)
