@@ -1,8 +1,8 @@
 import type pg from 'pg'
 import { stringifyNewPlant } from '../../json/new-plant.js'
 import type { PlantRecord } from '../types.js'
-import { activeSecrets, outcomeColumns, STOPPED } from '../webhook-common.js'
-import type { AttemptOutcome, ClaimOptions, ClaimedDelivery } from '../webhook-types.js'
+import { activeSecrets } from '../webhook-common.js'
+import type { ClaimOptions, ClaimedDelivery } from '../webhook-types.js'
 import { CHANNEL } from './listen.js'
 import type { Query } from './plants.js'
 
@@ -46,10 +46,6 @@ export const CLAIM = `UPDATE webhook_deliveries d
   )) AND e.id = d.endpoint_id AND v.id = d.event_id
   RETURNING d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, coalesce(e.previous_secret_until > now(), false) AS overlapping, v.body, d.attempts`
 
-const FINISH = `UPDATE webhook_deliveries SET status = $3, attempts = attempts + 1, last_status = $4, last_error = $5,
-  next_attempt_at = $6, lease_owner = NULL, lease_until = NULL
-  WHERE id = $2 AND lease_owner = $1 AND status = 'pending'`
-
 const RELEASE = `WITH released AS (
     UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = now()
     WHERE lease_owner = $1 AND status = 'pending' RETURNING 1
@@ -87,7 +83,7 @@ const PRUNE_CHUNK = 500
 
 interface ClaimRow { id: string, endpoint_id: string, url: string, secret: string, previous_secret: string | null, overlapping: boolean, body: string, attempts: number }
 
-/** The outbox's statements: the batch insert that fills it, and the sender's claim, finish, release and prune. */
+/** The outbox's statements: the batch insert that fills it, and the sender's claim, release and prune (finish.ts records outcomes). */
 export function outboxQueries (query: Query, transaction: Transaction, instance: string) {
   return {
     /** Inserts a batch of new plants with their events and deliveries; the ids inserted, and whether any delivery was added. */
@@ -104,25 +100,6 @@ export function outboxQueries (query: Query, transaction: Transaction, instance:
       return rows.map((row) => ({
         id: row.id, endpointId: row.endpoint_id, url: row.url, secrets: activeSecrets(row.secret, row.previous_secret, row.overlapping), body: row.body, attempts: row.attempts
       }))
-    },
-
-    async finish (owner: string, id: string, outcome: AttemptOutcome): Promise<void> {
-      const { status, lastStatus, lastError, next } = outcomeColumns(outcome)
-      const values = [owner, id, status, lastStatus, lastError, next]
-      if (outcome.result !== 'gone') {
-        await query('plant-store-webhooks-finish', FINISH, values)
-        return
-      }
-      await transaction(async (client) => {
-        const { rows } = await client.query<{ endpoint_id: string }>('SELECT endpoint_id FROM webhook_deliveries WHERE id = $1', [id])
-        if (rows.length === 0) return
-        const endpoint = rows[0].endpoint_id
-        // The endpoint first, then its deliveries: the order every writer takes them in.
-        await lockEndpoint(client, endpoint)
-        if ((await client.query(FINISH, values)).rowCount === 0) return
-        await client.query('UPDATE webhook_endpoints SET enabled = false WHERE id = $1', [endpoint])
-        await stopPending(client, endpoint, STOPPED.gone)
-      })
     },
 
     async release (owner: string): Promise<void> {

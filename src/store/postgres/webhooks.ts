@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { StoreLogger } from '../outage.js'
 import { deliveryListeners, newEndpointId, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
 import type { WebhookStore } from '../webhook-types.js'
+import { finishQueries } from './finish.js'
 import { CHANNEL, listen } from './listen.js'
 import { lockEndpoint, ORPHANS, outboxQueries, stopPending, type Transaction } from './outbox.js'
 import type { Query } from './plants.js'
@@ -28,6 +29,7 @@ export function postgresWebhooks ({ url, timeout, log, query, transaction }: Pos
   // Names this store's notifications, so that it does not wake its own listeners twice.
   const instance = randomUUID()
   const outbox = outboxQueries(query, transaction, instance)
+  const { finish } = finishQueries(query, transaction)
   const listeners = deliveryListeners()
   let listener: ReturnType<typeof listen> | undefined
 
@@ -103,7 +105,7 @@ export function postgresWebhooks ({ url, timeout, log, query, transaction }: Pos
     },
 
     claim: outbox.claim,
-    finish: outbox.finish,
+    finish,
     release: outbox.release,
     prune: outbox.prune,
 

@@ -6,7 +6,7 @@ import { connect, freshPostgresUrl, PG_SKIP } from '../../helpers/postgres.js'
 
 // The outbox's hot statements start at their key in an index, at any size of backlog or
 // history: the claim at the oldest due delivery, a page at its cursor, the prune at the
-// oldest succeeded delivery. No full scan and no sort.
+// oldest succeeded delivery, a finish at its deliveries' keys. No full scan and no sort.
 
 t.test('SQLite serves the outbox from its indexes', async (t) => {
   const path = `${t.testdir()}/plans.db`
@@ -46,6 +46,7 @@ t.test('PostgreSQL serves the outbox from its indexes', { skip: PG_SKIP && `Post
   const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
   const { CLAIM, ORPHANS, PRUNE } = await import('../../../src/store/postgres/outbox.js')
   const { PAGES } = await import('../../../src/store/postgres/webhooks.js')
+  const { FINISH } = await import('../../../src/store/postgres/finish.js')
   await (await openPostgresStore({ url, poolSize: 1, timeout: 5000 })).close()
   const db = await connect(t, url)
   // A history of 100,000 deliveries to 20 endpoints, 10 of them enabled: most succeeded, some
@@ -63,6 +64,8 @@ t.test('PostgreSQL serves the outbox from its indexes', { skip: PG_SKIP && `Post
     ['claim', CLAIM, ['o', 100, 60000, ['ep_4']], [/Index Scan using webhook_deliveries_due/, /Index Scan using webhook_deliveries_pkey on webhook_deliveries d .*\n\s+Index Cond: \(id = ANY/]],
     ['first page', PAGES.first, ['ep_3', 21], [/^Limit/, /Index Scan using webhook_deliveries_endpoint[\s\S]*Index Cond: \(endpoint_id = /]],
     ['next page', PAGES.next, ['ep_3', 21, new Date(), 'msg_5'], [/^Limit/, /Index Scan using webhook_deliveries_endpoint[\s\S]*Index Cond: \(\(endpoint_id = .*\) AND \(ROW\(created_at, id\) < ROW/]],
+    ['finish', FINISH, [['msg_3', 'msg_9'], ['o', 'o'], ['succeeded', 'pending'], [200, null], [null, 'HTTP 503'], [null, new Date()]],
+      [/Index Scan using webhook_deliveries_pkey on webhook_deliveries d\b/]],
     ['prune', PRUNE, [cut, 500], [/Index Scan using webhook_deliveries_succeeded/, /Index Scan using webhook_deliveries_pkey on webhook_deliveries .*\n\s+Index Cond: \(id = ANY/]],
     ['events left without deliveries', ORPHANS, [[1, 2, 3]], [/Index Scan using webhook_events_pkey/, /Index (Only )?Scan using webhook_deliveries_event/]]
   ]

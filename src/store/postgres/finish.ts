@@ -1,0 +1,102 @@
+import { outcomeColumns, STOPPED } from '../webhook-common.js'
+import type { AttemptOutcome } from '../webhook-types.js'
+import { lockEndpoint, stopPending, type Transaction } from './outbox.js'
+import type { Query } from './plants.js'
+
+// Each row: an attempt's outcome, recorded only while its owner still holds the lease on a
+// pending delivery. KEY SHARE on the endpoints before any delivery row: a disable, a delete
+// or a 410 (which lock the endpoint, then its deliveries) waits for the statement or runs
+// before it, and never holds one of its rows while it holds another (a deadlock).
+export const FINISH = `UPDATE webhook_deliveries d SET status = f.status, attempts = d.attempts + 1, last_status = f.last_status,
+    last_error = f.last_error, next_attempt_at = f.next, lease_owner = NULL, lease_until = NULL
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[]) AS f (id, owner, status, last_status, last_error, next)
+  WHERE d.id = f.id AND d.lease_owner = f.owner AND d.status = 'pending' AND d.endpoint_id = ANY(ARRAY(
+    SELECT e.id FROM webhook_endpoints e WHERE e.id = ANY(ARRAY(SELECT endpoint_id FROM webhook_deliveries WHERE id = ANY($1::text[])))
+    FOR KEY SHARE OF e
+  ))`
+
+// Bounds a statement's size (its parameters) and the rows it holds locked at once.
+const MAX_ROWS = 500
+
+interface Finish { owner: string, id: string, outcome: AttemptOutcome }
+
+interface Waiting extends Finish { resolve: () => void, reject: (error: unknown) => void }
+
+function values (finishes: Finish[]): unknown[] {
+  const columns = finishes.map(({ outcome }) => outcomeColumns(outcome))
+  return [
+    finishes.map((f) => f.id), finishes.map((f) => f.owner), columns.map((c) => c.status),
+    columns.map((c) => c.lastStatus), columns.map((c) => c.lastError), columns.map((c) => c.next)
+  ]
+}
+
+/**
+ * The sender's outcomes: those recorded in one turn of the event loop share one statement
+ * (one round trip and one commit for many attempts), as on SQLite they share one transaction.
+ */
+export function finishQueries (query: Query, transaction: Transaction) {
+  let turn: Waiting[] = []
+
+  // A 410 disables its endpoint and stops its pending deliveries, in a transaction of its own.
+  async function gone (finish: Finish): Promise<void> {
+    await transaction(async (client) => {
+      const { rows } = await client.query<{ endpoint_id: string }>('SELECT endpoint_id FROM webhook_deliveries WHERE id = $1', [finish.id])
+      if (rows.length === 0) return
+      const endpoint = rows[0].endpoint_id
+      // The endpoint first, then its deliveries: the order every writer takes them in.
+      await lockEndpoint(client, endpoint)
+      if ((await client.query(FINISH, values([finish]))).rowCount === 0) return
+      await client.query('UPDATE webhook_endpoints SET enabled = false WHERE id = $1', [endpoint])
+      await stopPending(client, endpoint, STOPPED.gone)
+    })
+  }
+
+  async function send (batch: Waiting[], write: Promise<void>): Promise<void> {
+    try {
+      await write
+    } catch (error) {
+      for (const waiting of batch) waiting.reject(error)
+      return
+    }
+    for (const waiting of batch) waiting.resolve()
+  }
+
+  // In arrival order, as one at a time would land: a 410, or a second outcome for a delivery
+  // already in the statement (it finds the lease ended), waits for the statement before it.
+  async function flush (batch: Waiting[]): Promise<void> {
+    let rows: Waiting[] = []
+    let ids = new Set<string>()
+    const sendRows = async () => {
+      if (rows.length > 0) await send(rows, query('plant-store-webhooks-finish', FINISH, values(rows)).then(() => {}))
+      rows = []
+      ids = new Set()
+    }
+    for (const finish of batch) {
+      if (finish.outcome.result === 'gone') {
+        await sendRows()
+        await send([finish], gone(finish))
+        continue
+      }
+      if (rows.length === MAX_ROWS || ids.has(finish.id)) await sendRows()
+      rows.push(finish)
+      ids.add(finish.id)
+    }
+    await sendRows()
+  }
+
+  return {
+    finish (owner: string, id: string, outcome: AttemptOutcome): Promise<void> {
+      return new Promise((resolve, reject) => {
+        if (turn.length === 0) {
+          // setImmediate runs after the poll phase: every attempt answered in this turn joins the batch.
+          setImmediate(() => {
+            const batch = turn
+            turn = []
+            flush(batch)
+          })
+        }
+        turn.push({ owner, id, outcome, resolve, reject })
+      })
+    }
+  }
+}
