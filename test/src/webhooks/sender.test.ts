@@ -4,6 +4,7 @@ import Database from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { openStore, type PlantStore } from '../../../src/store/index.js'
+import type { WebhookStore } from '../../../src/store/webhook-types.js'
 import { WebhookSender, type SenderLogger, type SenderOptions } from '../../../src/webhooks/sender.js'
 import { makeSecret } from '../../../src/webhooks/signing.js'
 import { startReceiver } from '../../helpers/receiver.js'
@@ -281,6 +282,38 @@ t.test('while the process is saturated, one attempt at a time; all its room once
   running.wake()
   await receiver.waitFor(12, 5000)
   t.equal(most, 4, 'eased: up to the bound per endpoint')
+})
+
+t.test('attempts whose outcomes are recorded together free their lanes for one claim', async (t) => {
+  const store = await openStore({ databaseUrl: 'sqlite::memory:', sqliteSynchronous: 'normal', databasePoolSize: 1, databaseTimeout: 1000 })
+  t.teardown(() => store.close())
+  const receiver = await startReceiver(t)
+  await store.webhooks.createEndpoint({ url: receiver.origin, secret: makeSecret() })
+  for (let i = 1; i <= 8; i++) await store.create({ id: BigInt(i), name: `plant ${i}` })
+  const limits: number[] = []
+  const held: Array<() => void> = []
+  const webhooks: WebhookStore = {
+    ...store.webhooks,
+    claim: async (owner, limit, leaseMs, options) => {
+      limits.push(limit)
+      return await store.webhooks.claim(owner, limit, leaseMs, options)
+    },
+    // The first four outcomes are told at once, as one batch of finishes tells them.
+    finish: async (owner, id, outcome) => {
+      await store.webhooks.finish(owner, id, outcome)
+      if (held.length === 4) return
+      await new Promise<void>((resolve) => {
+        held.push(resolve)
+        if (held.length === 4) for (const release of held) release()
+      })
+    }
+  }
+  const { log } = logger()
+  const running = new WebhookSender({ ...BASE, store: webhooks, log, perEndpoint: 4, total: 4, pollInterval: 60_000 })
+  t.teardown(() => running.stop())
+  running.start()
+  await receiver.waitFor(8, 5000)
+  t.same(limits.slice(0, 2), [4, 4], 'the four lanes in one claim, not one and then three')
 })
 
 t.test('a fault that is not an outage is logged each time', async (t) => {
