@@ -108,7 +108,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   const read: Query = (name, text, values) => run('read', () => pool.query({ name, text, values })
     .catch((error: Error) => isLostConnection(error) ? pool.query({ name, text, values }) : Promise.reject(error)))
   const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }))
-  const webhooks = postgresWebhooks({ url, timeout, log, query: write, transaction: (work) => run('write', () => inTransaction(pool, work)) })
+  const webhooks = postgresWebhooks({ url, timeout, log, query: write, transaction: (work) => run('write', () => inTransaction(pool, work, lost)) })
   const plants = plantQueries({ read }, webhooks.insert)
 
   // A batch takes its connection first (pg waits connectionTimeoutMillis at most), and

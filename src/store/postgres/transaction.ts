@@ -1,8 +1,13 @@
 import type pg from 'pg'
 
-/** Runs `work` between BEGIN and COMMIT on one pooled connection. */
-export async function inTransaction<T> (pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` between BEGIN and COMMIT on one pooled connection. `lost` hears the
+ * connection's 'error' while it is checked out (a server that ends it between two
+ * statements): unheard, that event would end the process.
+ */
+export async function inTransaction<T> (pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, lost: (error: Error) => void): Promise<T> {
   const client = await pool.connect()
+  client.on('error', lost)
   try {
     await client.query('BEGIN')
     const result = await work(client)
@@ -13,5 +18,7 @@ export async function inTransaction<T> (pool: pg.Pool, work: (client: pg.PoolCli
     // Releasing with the error drops the connection, which rolls the transaction back.
     client.release(error as Error)
     throw error
+  } finally {
+    client.off('error', lost)
   }
 }
