@@ -24,6 +24,12 @@ const PAGES = {
 
 type WriteWaiter = Waiter<Write, WriteResult>
 
+/** The plants of `ids` (decimal text, each within int64) that exist, by id: one statement for them all. */
+export async function plantsById (query: Query, ids: string[]): Promise<Map<string, Plant>> {
+  const { rows } = await query<Row>('plant-store-select-many', SELECT_MANY, [ids])
+  return new Map(rows.map((row) => [row.id, toPlant(row.name, row.tag)]))
+}
+
 /** Inserts new plants (ON CONFLICT DO NOTHING) through `write` and returns the ids it inserted, as text. */
 export type InsertPlants = (plants: PlantRecord[], write: Query) => Promise<string[]>
 
@@ -77,8 +83,8 @@ function batchWrites (write: Query, insert: InsertPlants) {
     const stored = new Map<string, Plant>()
     for (const [id, i] of first) if (created.has(id)) stored.set(id, toPlant(plants[i].name, plants[i].tag))
     if (stored.size < first.size) {
-      const held = await write<Row>('plant-store-select-many', SELECT_MANY, [[...first.keys()].filter((id) => !created.has(id))])
-      for (const row of held.rows) stored.set(row.id, toPlant(row.name, row.tag))
+      const held = await plantsById(write, [...first.keys()].filter((id) => !created.has(id)))
+      for (const [id, plant] of held) stored.set(id, plant)
     }
     return plants.map((plant, i) => {
       const id = String(plant.id)
