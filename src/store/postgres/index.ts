@@ -6,7 +6,8 @@ import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js
 import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { isLostConnection, isUnavailable, readOnly } from './errors.js'
 import { migrate } from './migrate.js'
-import { plantQueries, type Query } from './plants.js'
+import { plantQueries, plantsById, type Query } from './plants.js'
+import { readTurns } from './reads.js'
 import { inTransaction } from './transaction.js'
 import { postgresWebhooks } from './webhooks.js'
 
@@ -105,11 +106,14 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   // A read met by a pooled connection that the server has ended (a failover, a restart, an
   // administrator) is sent once more, on a connection the pool opens in its place: the
   // first read after such an end should not be a 503. Reads change nothing, so a second send is safe.
-  const read: Query = (name, text, values) => run('read', () => pool.query({ name, text, values })
-    .catch((error: Error) => isLostConnection(error) ? pool.query({ name, text, values }) : Promise.reject(error)))
+  const send: Query = (name, text, values) => pool.query({ name, text, values })
+    .catch((error: Error) => isLostConnection(error) ? pool.query({ name, text, values }) : Promise.reject(error))
+  const read: Query = (name, text, values) => run('read', () => send(name, text, values))
   const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }))
   const webhooks = postgresWebhooks({ url, timeout, log, query: write, transaction: (work) => run('write', () => inTransaction(pool, work, lost)) })
   const plants = plantQueries({ read }, webhooks.insert)
+  // The gets of one turn share one statement; each caller keeps its own deadline and outage note through `run`.
+  const reads = readTurns((ids) => plantsById(send, ids))
 
   // A batch takes its connection first (pg waits connectionTimeoutMillis at most), and
   // only then picks its writes: none whose caller timed out or left meanwhile is sent.
@@ -166,7 +170,10 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
       return writes.add({ op: 'delete', id }, options) as Promise<boolean>
     },
 
-    get: plants.get,
+    get (id: bigint) {
+      return run('read', () => reads.get(id))
+    },
+
     list: plants.list,
 
     // A read while writes succeed; once they fail, a write that rolls back, which ends the outage when it succeeds.
@@ -195,10 +202,12 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
       })
     },
 
-    // Pending and in-flight batches commit first, so every write already called gets its outcome.
+    // Pending and in-flight batches commit first, so every write already called gets its outcome;
+    // so do the gets already called (none joins once ended), before the pool, which would leave them waiting, ends.
     close () {
       closing ??= writes.drain().then(async () => {
         ended = true
+        await reads.drain()
         await webhooks.close()
         return pool.end()
       })

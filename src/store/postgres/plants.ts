@@ -34,8 +34,9 @@ export async function plantsById (query: Query, ids: string[]): Promise<Map<stri
 export type InsertPlants = (plants: PlantRecord[], write: Query) => Promise<string[]>
 
 /**
- * The plants table: reads, and the writes of one group-commit batch. `insert` writes
- * the batch's plants together with their webhook outbox rows, in one transaction.
+ * The plants table: pages, and the writes of one group-commit batch (gets are
+ * gathered per turn: plantsById and reads.ts). `insert` writes the batch's plants
+ * together with their webhook outbox rows, in one transaction.
  */
 export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPlants) {
   return {
@@ -52,11 +53,6 @@ export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPla
         const run = batch.slice(start, end).filter(stillWaiting)
         if (run.length > 0) await (run[0].item.op === 'create' ? createAll(run) : deleteAll(run))
       }
-    },
-
-    async get (id: bigint): Promise<Plant | undefined> {
-      const { rows } = await read<Row>('plant-store-select', 'SELECT name, tag FROM plants WHERE id = $1', [String(id)])
-      return rows.length === 0 ? undefined : toPlant(rows[0].name, rows[0].tag)
     },
 
     async list ({ limit, tag, after }: ListQuery): Promise<PlantRecord[]> {
