@@ -8,17 +8,18 @@ import type pg from 'pg'
 export async function inTransaction<T> (pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, lost: (error: Error) => void): Promise<T> {
   const client = await pool.connect()
   client.on('error', lost)
+  let result: T
   try {
     await client.query('BEGIN')
-    const result = await work(client)
+    result = await work(client)
     await client.query('COMMIT')
-    client.release()
-    return result
   } catch (error) {
+    client.off('error', lost)
     // Releasing with the error drops the connection, which rolls the transaction back.
     client.release(error as Error)
     throw error
-  } finally {
-    client.off('error', lost)
   }
+  client.off('error', lost)
+  client.release()
+  return result
 }
