@@ -8,6 +8,7 @@ import { isLostConnection, isUnavailable, readOnly } from './errors.js'
 import { migrate } from './migrate.js'
 import { plantQueries, plantsById, type Query } from './plants.js'
 import { readTurns } from './reads.js'
+import { samePages } from '../same-pages.js'
 import { inTransaction } from './transaction.js'
 import { postgresWebhooks } from './webhooks.js'
 
@@ -174,7 +175,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
       return run('read', () => reads.get(id))
     },
 
-    list: plants.list,
+    list: samePages(plants.list),
 
     // A read while writes succeed; once they fail, a write that rolls back, which ends the outage when it succeeds.
     async check () {

@@ -11,6 +11,7 @@ import { fileIdentity } from './identity.js'
 import { migrate } from './migrate.js'
 import { plantStatements } from './plants.js'
 import { readTurns } from './reads.js'
+import { samePages } from '../same-pages.js'
 import { sqliteWebhooks } from './webhooks.js'
 
 export interface SqliteStoreOptions {
@@ -158,9 +159,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
       return reads.add(() => plants.get(id))
     },
 
-    list (query) {
-      return reads.add(() => plants.list(query))
-    },
+    list: samePages((query) => reads.add(() => plants.list(query))),
 
     async check () {
       run('write', () => {
