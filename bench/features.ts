@@ -1,73 +1,162 @@
-// npm run bench:features: what each default feature costs a create, alone, on against
-// off, as a share of the floor's CPU per request (bare Fastify, bench/floor-server.ts),
-// all measured in one run. Written to its own section of bench/results.md.
-import { spawnSync } from 'node:child_process'
+// npm run bench:features: what each default feature, and tracing, adds to a create,
+// on against off. A feature costs a few tenths of a µs, and over HTTP the shared machine
+// moves a server's CPU per request by more than that from one window to the next; so the
+// apps are built in this one process (buildApp, as server.ts builds it) and driven with
+// app.inject, in blocks that alternate between them many times, and each block's CPU is
+// this process's own. The difference is then set against the floor's CPU per create over
+// HTTP, measured in the same run. Written to its own section of bench/results.md.
+import { fork, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { create, RATE } from './load.js'
+import type { FastifyInstance } from 'fastify'
+import pino from 'pino'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { floorApp } from './floor.js'
+import { create, TOKEN } from './load.js'
+import type { Received } from './otlp-sink.js'
 import { find, runPhase, type Target } from './phase.js'
 import { fmt, machine, median, writeSection } from './report.js'
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40)
+const BLOCK = Number(process.env.BENCH_BLOCK ?? 1000)
+// Requests in flight in each app, as the HTTP bench's 50 connections: batches as full.
+const IN_FLIGHT = 50
 const here = fileURLToPath(new URL('.', import.meta.url))
 const started = performance.now()
 const loadAtStart = loadavg()[0]
-const taskset = spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-features-'))
-
-const CREATE = 'POST /plants, unique ids'
-const FLOOR = 'floor: bare Fastify, bearer auth, schemas, a Map'
-const DEFAULTS = 'the service, the bench\'s settings'
 const ORIGIN = 'https://app.example'
-// Each feature on and off: the bench's settings are one of the two (`reference`), `env` makes the other.
-const FEATURES: Array<{ feature: string, on: string, off: string, env: Record<string, string>, reference: 'on' | 'off' }> = [
+const UNSAMPLED_CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00'
+
+const sink = fork(join(here, 'otlp-sink-server.js'), { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+const [{ url: sinkUrl }] = await once(sink, 'message') as [{ url: string }]
+
+interface Arm { name: string, app: FastifyInstance, headers: Record<string, string>, cpu: number[], failed: number }
+const FLOOR = 'floor: bare Fastify, bearer auth, schemas, a Map'
+const REFERENCE = 'the service, the bench\'s settings'
+// Every request from the allowed origin, to every app: only the one with CORS configured reads it.
+const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', origin: ORIGIN }
+
+async function service (name: string, env: Record<string, string> = {}, extra: Record<string, string> = {}): Promise<Arm> {
+  const config = loadConfig({
+    API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${join(dir, `${name.replace(/\W+/g, '-')}.db`)}`, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env
+  })
+  // Written as server.ts writes it, asynchronously, to a file that keeps nothing.
+  const app = await buildApp(config, { logStream: pino.destination({ dest: '/dev/null', sync: false }) })
+  await app.ready()
+  return { name, app, headers: { ...headers, ...extra }, cpu: [], failed: 0 }
+}
+
+const traced = (prefix: string, env: Record<string, string> = {}) => ({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sinkUrl}/${prefix}/v1/traces`, ...env })
+const FEATURES = [
   { feature: 'metrics (request counts and durations)', on: 'METRICS=true (default)', off: 'METRICS=false', env: { METRICS: 'false' }, reference: 'on' },
   { feature: 'load shedding', on: 'MAX_EVENT_LOOP_DELAY=1000 (default)', off: 'MAX_EVENT_LOOP_DELAY=0', env: { MAX_EVENT_LOOP_DELAY: '0' }, reference: 'on' },
   { feature: 'the access log (a line per request)', on: 'LOG_LEVEL=info (default)', off: 'LOG_LEVEL=warn (the bench\'s)', env: { LOG_LEVEL: 'info' }, reference: 'off' },
   { feature: 'the per-token rate limit, when set', on: 'RATE_LIMIT_MAX=1000000000', off: 'unset (default)', env: { RATE_LIMIT_MAX: '1000000000' }, reference: 'off' },
   { feature: 'CORS, when configured (requests from an allowed origin)', on: `CORS_ORIGINS=${ORIGIN}`, off: 'unset (default)', env: { CORS_ORIGINS: ORIGIN }, reference: 'off' }
-]
-const changed = (feature: string): string => `the service, ${feature} ${FEATURES.find((f) => f.feature === feature)?.reference === 'on' ? 'off' : 'on'}`
+] as const
+const TRACING = [
+  { tracing: 'every request sampled (the default sampler)', env: traced('all'), extra: {}, prefix: 'all' },
+  { tracing: '10% sampled (`parentbased_traceidratio`, `0.1`)', env: traced('ten', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }), extra: {}, prefix: 'ten' },
+  { tracing: 'every caller\'s `traceparent` says not sampled', env: traced('unsampled'), extra: { traceparent: UNSAMPLED_CALLER }, prefix: 'unsampled' }
+] as const
 
-const server = join(here, '..', 'src', 'server.js')
-const db = (name: string): Record<string, string> => ({ DATABASE_URL: `sqlite:${join(dir, `${name}.db`)}` })
-// Every request comes from the allowed origin, to every server: the others ignore the header.
-const headers = { origin: ORIGIN }
-const targets: Target[] = [
-  { name: FLOOR, script: join(here, 'floor-server.js'), env: {}, headers },
-  { name: DEFAULTS, script: server, env: db('defaults'), headers },
-  ...FEATURES.map(({ feature, env }, i): Target => ({ name: changed(feature), script: server, env: { ...db(`feature-${i}`), ...env }, headers }))
-]
-let rows
-try {
-  rows = await runPhase(targets, [[CREATE, create]], { port: 28260, taskset, warmUpRequests: 20_000, warmUpSeconds: 2, seconds: SECONDS, rounds: ROUNDS })
-} finally {
-  rmSync(dir, { recursive: true, force: true })
+const floor: Arm = { name: FLOOR, app: await floorApp(0, [TOKEN]), headers, cpu: [], failed: 0 }
+const arms: Arm[] = [floor, await service(REFERENCE)]
+for (const { feature, env } of FEATURES) arms.push(await service(feature, env))
+for (const { tracing, env, extra } of TRACING) arms.push(await service(tracing, env, extra))
+const arm = (name: string): Arm => arms.find((a) => a.name === name) as Arm
+
+let nextId = 1
+/** `count` creates with unique ids, IN_FLIGHT at a time; the CPU this process spent, per create. */
+async function drive (target: Arm, count: number): Promise<number> {
+  let sent = 0
+  const lane = async (): Promise<void> => {
+    while (sent < count) {
+      sent++
+      const response = await target.app.inject({ method: 'POST', url: '/plants', headers: target.headers, payload: `{"id":${nextId++},"name":"bench plant","tag":"bench"}` })
+      if (response.statusCode !== 200) target.failed++
+    }
+  }
+  const before = process.cpuUsage()
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane))
+  const { user, system } = process.cpuUsage(before)
+  return (user + system) / count
 }
 
+try {
+  // JIT, caches and the first batches, in every app before any is measured.
+  for (const target of arms) await drive(target, BLOCK * 2)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const target of round % 2 === 0 ? arms : [...arms].reverse()) target.cpu.push(await drive(target, BLOCK))
+    process.stderr.write(`bench:features: round ${round + 1} of ${ROUNDS}\n`)
+  }
+} finally {
+  for (const { app } of arms) await app.close()
+  rmSync(dir, { recursive: true, force: true })
+}
+const received = async (prefix: string): Promise<Received> => {
+  sink.send(prefix)
+  const [{ received }] = await once(sink, 'message') as [{ received: Received }]
+  return received
+}
+const spans: number[] = []
+for (const { prefix } of TRACING) spans.push((await received(prefix)).requestSpans)
+sink.disconnect()
+
+// The floor over HTTP, as `npm run bench` measures it: what a share of its cost per create is.
+const CREATE = 'POST /plants, unique ids'
+const floorServer: Target = { name: FLOOR, script: join(here, 'floor-server.js'), env: {} }
+const taskset = spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0
+const HTTP_ROUNDS = 3
+const httpRows = await runPhase([floorServer], [[CREATE, create]], { port: 28270, taskset, warmUpRequests: 20_000, warmUpSeconds: 2, seconds: 2, rounds: HTTP_ROUNDS })
+const httpFloor = Array.from({ length: HTTP_ROUNDS }, (_, round) => find(httpRows, CREATE, FLOOR, round).cpuUsPerRequest)
+const floorCpu = median(httpFloor)
+
 const rounds = Array.from({ length: ROUNDS }, (_, round) => round)
-const cpu = (target: string, round: number): number => find(rows, CREATE, target, round).cpuUsPerRequest
-const floorCpu = rounds.map((round) => cpu(FLOOR, round))
+const reference = arm(REFERENCE)
+const pct = (v: number): string => `${v < 0 ? '−' : ''}${fmt(Math.abs(100 * v), 1)}%`
+const spread = (values: number[], show: (v: number) => string): string => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return `${show(sorted[Math.floor(sorted.length / 4)])} to ${show(sorted[Math.floor(3 * sorted.length / 4)])}`
+}
+const failed = arms.reduce((sum, a) => sum + a.failed, 0)
 const lines = [
-  `- command: \`npm run bench:features\` (BENCH_SECONDS=${SECONDS}, BENCH_ROUNDS=${ROUNDS}${RATE > 0 ? `, BENCH_RATE=${RATE}` : ''})`,
+  `- command: \`npm run bench:features\` (BENCH_ROUNDS=${ROUNDS}, BENCH_BLOCK=${BLOCK})`,
   `- date: ${new Date().toISOString()}; whole run ${fmt((performance.now() - started) / 1000)} s`,
   `- machine: ${machine()}; load average (1 min) ${fmt(loadAtStart, 1)} at the start, ${fmt(loadavg()[0], 1)} at the end`,
-  `- load: the create scenario of \`npm run bench\` (${taskset ? 'autocannon on core 0, the servers on core 1, ' : ''}50 connections${RATE > 0 ? ` sending ${RATE} requests/s in all` : ''}, ` +
-    `every request with \`Origin: ${ORIGIN}\`), SQLite normal, the bench's settings otherwise (\`LOG_LEVEL=warn\`, \`NODE_ENV=production\`); ` +
-    `${targets.length} servers, ${ROUNDS} rounds of ${SECONDS} s each, the order flipping every round. The floor spent ${fmt(median(floorCpu), 1)} µs per create ` +
-    `(${floorCpu.map((v) => fmt(v, 1)).join(', ')}); the service with the bench's settings ${fmt(median(rounds.map((r) => cpu(DEFAULTS, r))), 1)}.`,
+  `- load: ${arms.length} apps in this one process, each built by buildApp from its own environment (SQLite normal, \`LOG_LEVEL=warn\`, ` +
+    '`NODE_ENV=production` unless the row says otherwise; the log written asynchronously to /dev/null), and the floor\'s app (bench/floor.ts); ' +
+    `POST /plants with unique ids through \`app.inject\`, ${IN_FLIGHT} in flight, every request with \`Origin: ${ORIGIN}\`; ${ROUNDS} rounds of a block of ` +
+    `${fmt(BLOCK)} creates per app, the order flipping every round. A block's CPU is this process's own \`process.cpuUsage()\`. ` +
+    `Answers other than 200: ${failed}.`,
+  `- no HTTP in these figures: no socket or HTTP parser, and light-my-request's own work instead. Here the floor's app spent ${fmt(median(floor.cpu), 1)} µs ` +
+    `per create (middle half of the rounds ${spread(floor.cpu, (v) => fmt(v, 1))}), the service with the bench's settings ${fmt(median(reference.cpu), 1)}. ` +
+    'A feature\'s on − off is set against the floor\'s CPU per create over HTTP, measured in the same run as `npm run bench` measures it ' +
+    `(${taskset ? 'taskset, ' : ''}50 connections, ${HTTP_ROUNDS} windows of 2 s): ${fmt(floorCpu, 1)} µs (${httpFloor.map((v) => fmt(v, 1)).join(', ')}).`,
   '',
-  '| feature | on | off | CPU µs/create, on | off | on − off, share of the floor\'s CPU per create | each round |',
-  '|---|---|---|---:|---:|---:|---|',
-  ...FEATURES.map(({ feature, on, off, reference }) => {
-    const [onName, offName] = reference === 'on' ? [DEFAULTS, changed(feature)] : [changed(feature), DEFAULTS]
-    const share = rounds.map((r) => (cpu(onName, r) - cpu(offName, r)) / floorCpu[r])
-    const pct = (v: number): string => `${v < 0 ? '−' : ''}${fmt(Math.abs(100 * v), 1)}%`
-    return `| ${feature} | ${on} | ${off} | ` +
-      `${fmt(median(rounds.map((r) => cpu(onName, r))), 1)} | ${fmt(median(rounds.map((r) => cpu(offName, r))), 1)} | ${pct(median(share))} | ${share.map(pct).join(', ')} |`
+  '| feature | on | off | CPU µs/create, on | off | on − off, µs | on − off, share of the floor\'s CPU per create over HTTP | on − off, middle half of the rounds, µs |',
+  '|---|---|---|---:|---:|---:|---:|---|',
+  ...FEATURES.map(({ feature, on, off, reference: ref }) => {
+    const [onArm, offArm] = ref === 'on' ? [reference, arm(feature)] : [arm(feature), reference]
+    const cost = rounds.map((r) => onArm.cpu[r] - offArm.cpu[r])
+    return `| ${feature} | ${on} | ${off} | ${fmt(median(onArm.cpu), 2)} | ${fmt(median(offArm.cpu), 2)} | ${fmt(median(cost), 2)} | ` +
+      `${pct(median(cost) / floorCpu)} | ${spread(cost, (v) => fmt(v, 1))} |`
+  }),
+  '',
+  'Tracing, against the same app untraced (the bench\'s settings), to an OTLP collector in a process of its own:',
+  '',
+  '| tracing | CPU µs/create | traced − untraced, µs | middle half of the rounds, µs | untraced ÷ traced, CPU per create, here | request spans the collector received per create |',
+  '|---|---:|---:|---|---:|---:|',
+  ...TRACING.map(({ tracing }, i) => {
+    const cost = rounds.map((r) => arm(tracing).cpu[r] - reference.cpu[r])
+    const ratio = rounds.map((r) => reference.cpu[r] / arm(tracing).cpu[r])
+    return `| ${tracing} | ${fmt(median(arm(tracing).cpu), 2)} | ${fmt(median(cost), 2)} | ${spread(cost, (v) => fmt(v, 1))} | ${fmt(median(ratio), 3)} | ` +
+      `${fmt(spans[i] / (BLOCK * (ROUNDS + 2)), 3)} |`
   })
 ].join('\n')
 writeSection(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench:features`', lines)
