@@ -166,19 +166,24 @@ export class WebhookSender {
   }
 
   private begin (delivery: ClaimedDelivery): void {
-    const run = this.deliver(delivery).finally(() => {
-      this.inFlight.delete(run)
-      const next = this.lanes.end(delivery.endpointId)
-      if (next !== undefined) this.begin(next)
-      else this.wake()
-    })
+    const run = this.deliver(delivery).finally(() => { this.inFlight.delete(run) })
     this.inFlight.add(run)
+  }
+
+  // The endpoint's lane is free once the attempt has its outcome: the next attempt to it does
+  // not wait for this one's outcome to be recorded (a round trip to PostgreSQL). The delivery
+  // stays leased meanwhile, so no claim takes it again; stop() still waits for the record.
+  private endAttempt (delivery: ClaimedDelivery): void {
+    const next = this.lanes.end(delivery.endpointId)
+    if (next !== undefined) this.begin(next)
+    else this.wake()
   }
 
   private async deliver (delivery: ClaimedDelivery): Promise<void> {
     const watch = this.observer?.attempt(delivery)
     const outcome = await attempt(this.agent, delivery, this.options, watch?.headers)
     watch?.end(outcome)
+    this.endAttempt(delivery)
     if (this.cut) return
     this.log.attempt(delivery, outcome)
     try {
