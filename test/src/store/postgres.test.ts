@@ -217,7 +217,9 @@ t.test('close() commits what is pending, then refuses', { skip }, async (t) => {
   const closed = store.close().then(() => order.push('closed'))
   t.equal(store.close(), store.close(), 'close is idempotent')
   await closed
-  t.strictSame(order, ['early', 'late', 'closed'])
+  // The two batches commit on two connections at once: either may answer first, and close() after both.
+  t.strictSame(order.slice(0, 2).sort(), ['early', 'late'])
+  t.equal(order[2], 'closed')
   t.strictSame(await inFlight, created('Early'))
   t.strictSame(await queued, created('Late'))
 
