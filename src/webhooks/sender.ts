@@ -201,13 +201,14 @@ export class WebhookSender {
   private wakeBy (at: number): void {
     const delay = at - Date.now()
     if (this.stopped || delay >= this.options.pollInterval) return
+    // A retry already due (its outcome took long to record) wakes at once: Node.js 24 warns of a negative delay.
     const timer = this.setTimer(() => {
       this.retries.delete(timer)
       // Node's timers keep a clock of their own, not Date.now()'s: one can fire a little
       // early, and a claim then would find nothing due and leave the retry to the poll.
       if (Date.now() < at) this.wakeBy(at)
       else this.wake()
-    }, delay)
+    }, Math.max(0, delay))
     this.retries.add(timer)
   }
 

@@ -312,6 +312,33 @@ t.test('an endpoint\'s lane is free once its attempt has its outcome, before the
   t.equal((await store.webhooks.backlog()).pending, 0, 'then every outcome recorded')
 })
 
+t.test('a retry already due when its outcome is recorded wakes at once, with no negative delay', async (t) => {
+  const store = await openStore({ databaseUrl: 'sqlite::memory:', sqliteSynchronous: 'normal', databasePoolSize: 1, databaseTimeout: 1000 })
+  t.teardown(() => store.close())
+  const receiver = await startReceiver(t, (_, response) => { response.writeHead(500).end() })
+  await store.webhooks.createEndpoint({ url: receiver.origin, secret: makeSecret() })
+  // The outcome takes longer to record than the retry waits: the retry is due once it is.
+  const webhooks: WebhookStore = {
+    ...store.webhooks,
+    finish: async (owner, id, outcome) => {
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      await store.webhooks.finish(owner, id, outcome)
+    }
+  }
+  const armed: number[] = []
+  const record = (wake: () => void, ms: number) => {
+    armed.push(ms)
+    return setTimeout(wake, ms)
+  }
+  const { log } = logger()
+  const running = new WebhookSender({ ...BASE, store: webhooks, log, schedule: [50, 60_000], pollInterval: 60_000, setTimer: record })
+  t.teardown(() => running.stop())
+  running.start()
+  await store.create({ id: 1n, name: 'failing' })
+  await receiver.waitFor(2, 3000)
+  t.ok(armed.length > 0 && armed.every((ms) => ms >= 0), `the retry's wake-up armed with ${armed.join(', ')} ms`)
+})
+
 t.test('a fault that is not an outage is logged each time', async (t) => {
   const store = await openStore({ databaseUrl: 'sqlite::memory:', sqliteSynchronous: 'normal', databasePoolSize: 1, databaseTimeout: 1000 })
   const { sender: running, lines } = sender(t, store, { pollInterval: 20, pruneInterval: 20 })
