@@ -48,3 +48,23 @@ t.test('a secret without its prefix is read the same', async (t) => {
   const secret = makeSecret()
   t.same(signatureHeaders('x', '{}', [secret.slice(6)], 0), signatureHeaders('x', '{}', [secret], 0))
 })
+
+t.test('past a thousand secrets the keys are made again as used, and every signature still verifies', async (t) => {
+  const secrets = Array.from({ length: 1100 }, () => makeSecret())
+  // Twice over, so that the second round signs with keys made again after the first filled the cache.
+  for (const round of [1, 2]) {
+    const failed = secrets.filter((secret) => {
+      const headers = signatureHeaders(`d-${round}`, BODY, [secret])
+      try {
+        new Webhook(secret).verify(BODY, { ...headers })
+        return false
+      } catch {
+        return true
+      }
+    })
+    t.equal(failed.length, 0, `round ${round}: every one of ${secrets.length} verifies`)
+  }
+  // The same secret with and without its prefix signs alike.
+  const bare = secrets[0].slice('whsec_'.length)
+  t.equal(signatureHeaders('d', BODY, [bare], 0)['webhook-signature'], signatureHeaders('d', BODY, [secrets[0]], 0)['webhook-signature'])
+})
