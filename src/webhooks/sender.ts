@@ -121,9 +121,6 @@ export class WebhookSender {
   // same tick as the last look at `again`, so that no wake-up falls in between.
   private async claim (): Promise<void> {
     this.claiming = true
-    // Attempts whose outcomes one batch recorded end in one burst of microtasks: the wake-ups
-    // of the others, queued behind this one, join this claim and free their lanes for it.
-    await undefined
     try {
       do {
         this.again = false
