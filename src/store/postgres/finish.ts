@@ -32,10 +32,26 @@ function values (finishes: Finish[]): unknown[] {
 
 /**
  * The sender's outcomes: those recorded in one turn of the event loop share one statement
- * (one round trip and one commit for many attempts), as on SQLite they share one transaction.
+ * (one round trip and one commit for many attempts), as on SQLite they share one transaction;
+ * and while one batch is being written, the outcomes that come meanwhile gather for the next
+ * (attempts end one per turn, each answer in a turn of its own, so a turn alone gathers few).
  */
 export function finishQueries (query: Query, transaction: Transaction) {
   let turn: Waiting[] = []
+  let writing = false
+
+  function next (): void {
+    if (writing || turn.length === 0) return
+    const batch = turn
+    turn = []
+    writing = true
+    // flush settles each of its callers; the next batch goes whatever became of this one.
+    const done = (): void => {
+      writing = false
+      next()
+    }
+    flush(batch).then(done, done)
+  }
 
   // A 410 disables its endpoint and stops its pending deliveries, in a transaction of its own.
   async function gone (finish: Finish): Promise<void> {
@@ -87,15 +103,8 @@ export function finishQueries (query: Query, transaction: Transaction) {
   return {
     finish (owner: string, id: string, outcome: AttemptOutcome): Promise<void> {
       return new Promise((resolve, reject) => {
-        if (turn.length === 0) {
-          // setImmediate runs after the poll phase: every attempt answered in this turn joins the batch.
-          setImmediate(() => {
-            const batch = turn
-            turn = []
-            flush(batch)
-          })
-        }
-        turn.push({ owner, id, outcome, resolve, reject })
+        // setImmediate runs after the poll phase: every attempt answered in this turn joins the batch.
+        if (turn.push({ owner, id, outcome, resolve, reject }) === 1 && !writing) setImmediate(next)
       })
     }
   }

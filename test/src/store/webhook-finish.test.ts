@@ -152,3 +152,27 @@ t.test('a batch and a disable of its deliveries\' endpoint take turns, never a d
   const { rows } = await admin.query('SELECT status, attempts, last_error FROM webhook_deliveries ORDER BY id')
   t.same(rows, ids.map(() => ({ status: 'failed', attempts: 0, last_error: STOPPED.disabled })), 'the outcomes came after the disable: they change nothing')
 })
+
+t.test('the outcomes that come while a statement is being written go together in the next', { skip }, async (t) => {
+  const url = await freshPostgresUrl(t) as string
+  const proxy = await startProxy(t, url)
+  const store = await open(t, proxy.url)
+  await store.webhooks.createEndpoint({ url: 'https://a.example/', secret: SECRET })
+  for (let id = 1n; id <= 6n; id++) await store.create({ id, name: `p${id}` })
+  const claimed = await store.webhooks.claim('s', 10, 60_000)
+  t.equal(claimed.length, 6)
+  const finish = (i: number) => store.webhooks.finish('s', claimed[i].id, { result: 'succeeded', status: 200 })
+  proxy.statements = 0
+  // The first alone; then, in turns of their own while it is written, five more.
+  const first = finish(0)
+  await new Promise((resolve) => setImmediate(resolve))
+  const later: Array<Promise<void>> = []
+  for (let i = 1; i < 6; i++) {
+    later.push(finish(i))
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  await Promise.all([first, ...later])
+  t.equal(proxy.statements, 2, 'the first, then the five that waited for it')
+  const db = await connect(t, url)
+  t.same((await db.query('SELECT status, count(*)::int FROM webhook_deliveries GROUP BY 1')).rows, [{ status: 'succeeded', count: 6 }])
+})
