@@ -35,14 +35,20 @@ const INSERT = `WITH inserted AS (
 // The lease moves next_attempt_at to its end: a lease that lapses makes the delivery due again by itself.
 // SKIP LOCKED: instances claiming at once take different deliveries, never waiting on each other.
 // `= ANY(ARRAY(…))` rather than `IN (…)`: the planner then looks the chosen rows up by key,
-// where a semi-join may scan the whole table (here and in PRUNE).
+// where a semi-join may scan the whole table (here and in PRUNE). The due deliveries are read
+// in the order of their index and the read stops at the limit: the endpoint is checked row by
+// row (a subquery, not a join), and the limit is a subquery too, so that the planner counts on
+// stopping early: one that believes the backlog small (statistics from when the outbox was empty)
+// would otherwise sort all of it to take its first rows. Sent unnamed, so planned at every claim
+// for the table's size then: a plan kept from when it was small reads it whole once it is not.
 export const CLAIM = `UPDATE webhook_deliveries d
   SET lease_owner = $1, lease_until = now() + $3::float8 * interval '1 millisecond', next_attempt_at = now() + $3::float8 * interval '1 millisecond'
   FROM webhook_endpoints e, webhook_events v
   WHERE d.id = ANY(ARRAY(
-    SELECT due.id FROM webhook_deliveries due JOIN webhook_endpoints ep ON ep.id = due.endpoint_id
-    WHERE due.status = 'pending' AND due.next_attempt_at <= now() AND ep.enabled AND NOT (due.endpoint_id = ANY($4::text[]))
-    ORDER BY due.next_attempt_at LIMIT $2 FOR UPDATE OF due SKIP LOCKED
+    SELECT due.id FROM webhook_deliveries due
+    WHERE due.status = 'pending' AND due.next_attempt_at <= now() AND NOT (due.endpoint_id = ANY($4::text[]))
+      AND (SELECT ep.enabled FROM webhook_endpoints ep WHERE ep.id = due.endpoint_id)
+    ORDER BY due.next_attempt_at LIMIT (SELECT $2::int) FOR UPDATE OF due SKIP LOCKED
   )) AND e.id = d.endpoint_id AND v.id = d.event_id
   RETURNING d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, coalesce(e.previous_secret_until > now(), false) AS overlapping, v.body, d.attempts`
 
@@ -96,7 +102,7 @@ export function outboxQueries (query: Query, transaction: Transaction, instance:
     },
 
     async claim (owner: string, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedDelivery[]> {
-      const { rows } = await query<ClaimRow>('plant-store-webhooks-claim', CLAIM, [owner, limit, leaseMs, options?.exclude ?? []])
+      const { rows } = await query<ClaimRow>(undefined, CLAIM, [owner, limit, leaseMs, options?.exclude ?? []])
       return rows.map((row) => ({
         id: row.id, endpointId: row.endpoint_id, url: row.url, secrets: activeSecrets(row.secret, row.previous_secret, row.overlapping), body: row.body, attempts: row.attempts
       }))
