@@ -3,8 +3,10 @@ import type { ClaimedDelivery } from '../store/webhook-types.js'
 /**
  * The sender's bounds: attempts in flight per endpoint and in all. A claimed delivery
  * whose endpoint is at its bound waits here, in claim order, for one of its endpoint's
- * attempts to end; and that endpoint is left out of the next claims (`full`), so a slow
- * endpoint's backlog holds up only itself.
+ * attempts to end. An endpoint with a whole round of its lanes waiting is left out of the
+ * next claims (`full`), so a slow endpoint's backlog holds up only itself; one with less
+ * waiting is claimed for again while its attempts run, so that its next round is at hand
+ * before its lanes free (on PostgreSQL a claim is a round trip).
  */
 export class Lanes {
   /** Attempts in flight, in all. */
@@ -19,9 +21,14 @@ export class Lanes {
     return this.total - this.running
   }
 
-  /** Endpoints to leave out of a claim: at their bound, or with deliveries waiting. */
+  /** Endpoints to leave out of a claim: a round of their lanes, or more, waiting. */
   full (): string[] {
-    return [...this.busy].filter(([id, count]) => count >= this.perEndpoint || this.waiting.has(id)).map(([id]) => id)
+    return [...this.waiting].filter(([, queue]) => queue.length >= this.perEndpoint).map(([id]) => id)
+  }
+
+  /** Deliveries waiting for the endpoint's lanes. */
+  queued (endpoint: string): number {
+    return this.waiting.get(endpoint)?.length ?? 0
   }
 
   /** True when the delivery's attempt may start now (it is counted); false when it waits. */

@@ -36,8 +36,9 @@ export interface SenderOptions extends AttemptOptions {
   setTimer?: (wake: () => void, ms: number) => NodeJS.Timeout
 }
 
-// Deliveries claimed at once: what waits behind its endpoint's bound holds a lease, so
-// the lease covers the attempts queued before it (see leaseMs).
+// Deliveries claimed at once: what waits behind its endpoint's bound holds a lease, so the
+// lease covers the attempts queued before it (see leaseMs): a claim adds at most BATCH to
+// fewer than a round of the endpoint's lanes already waiting (Lanes.full).
 const BATCH = 16
 // Time for a finish to reach the store after its attempt.
 const LEASE_MARGIN = 2000
@@ -89,7 +90,7 @@ export class WebhookSender {
     this.options = { perEndpoint: 4, total: 64, pollInterval: 1000, pruneInterval: 3_600_000, grace: 5000, ...rest }
     this.agent = createWebhookAgent(this.options)
     this.lanes = new Lanes(this.options.perEndpoint, this.options.total)
-    this.leaseMs = this.options.timeout * (1 + Math.ceil(BATCH / this.options.perEndpoint)) + LEASE_MARGIN
+    this.leaseMs = this.options.timeout * (1 + Math.ceil((BATCH + this.options.perEndpoint - 1) / this.options.perEndpoint)) + LEASE_MARGIN
   }
 
   /** Begins; once only. */
@@ -170,10 +171,11 @@ export class WebhookSender {
   // The endpoint's lane is free once the attempt has its outcome: the next attempt to it does
   // not wait for this one's outcome to be recorded (a round trip to PostgreSQL). The delivery
   // stays leased meanwhile, so no claim takes it again; stop() still waits for the record.
+  // Once less than a round of the endpoint's lanes waits, its next deliveries are claimed.
   private endAttempt (delivery: ClaimedDelivery): void {
     const next = this.lanes.end(delivery.endpointId)
     if (next !== undefined) this.begin(next)
-    else this.wake()
+    if (next === undefined || this.lanes.queued(delivery.endpointId) === this.lanes.perEndpoint - 1) this.wake()
   }
 
   private async deliver (delivery: ClaimedDelivery): Promise<void> {

@@ -166,7 +166,7 @@ t.test('a locked store pauses the sender quietly, and it resumes by itself', asy
   })
   const endpoint = await store.webhooks.createEndpoint({ url: receiver.origin, secret: makeSecret() })
   await store.create({ id: 1n, name: 'during the outage' })
-  // A lease of 500 ms × 5 + 2 s: a finish that cannot be recorded is tried again after it.
+  // A lease of 500 ms × 6 + 2 s: a finish that cannot be recorded is tried again after it.
   const { sender: running, lines } = sender(t, store, { timeout: 500, pollInterval: 100 })
   running.start()
   await receiver.waitFor(1)
@@ -310,6 +310,46 @@ t.test('an endpoint\'s lane is free once its attempt has its outcome, before the
   for (const release of held) release()
   for (let waited = 0; (await store.webhooks.backlog()).pending > 0 && waited < 5000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10))
   t.equal((await store.webhooks.backlog()).pending, 0, 'then every outcome recorded')
+})
+
+t.test('an endpoint\'s next deliveries are claimed while the last round of its lanes waits, not once its queue is empty', async (t) => {
+  const store = await openStore({ databaseUrl: 'sqlite::memory:', sqliteSynchronous: 'normal', databasePoolSize: 1, databaseTimeout: 1000 })
+  t.teardown(() => store.close())
+  // Every request is held until the test answers it.
+  const gates: Array<() => void> = []
+  const receiver = await startReceiver(t, async (_, response) => {
+    await new Promise<void>((resolve) => gates.push(resolve))
+    response.writeHead(204).end()
+  })
+  await store.webhooks.createEndpoint({ url: receiver.origin, secret: makeSecret() })
+  for (let i = 1; i <= 20; i++) await store.create({ id: BigInt(i), name: `plant ${i}` })
+  let answered = 0
+  const claims: Array<{ answered: number, got: number }> = []
+  const webhooks: WebhookStore = {
+    ...store.webhooks,
+    claim: async (owner, limit, leaseMs, options) => {
+      const at = answered
+      const got = await store.webhooks.claim(owner, limit, leaseMs, options)
+      if (got.length > 0) claims.push({ answered: at, got: got.length })
+      return got
+    }
+  }
+  const { log } = logger()
+  const running = new WebhookSender({ ...BASE, store: webhooks, log, perEndpoint: 2, pollInterval: 60_000 })
+  t.teardown(() => running.stop())
+  running.start()
+  // Answered one at a time, each once the attempt that takes its lane has arrived.
+  while (answered < 20) {
+    await receiver.waitFor(Math.min(answered + 2, 20), 5000)
+    for (let waited = 0; gates.length < Math.min(2, 20 - answered) && waited < 5000; waited += 5) await sleep(5)
+    gates.shift()?.()
+    answered++
+  }
+  // 16 claimed: 2 in flight, 14 waiting. After 13 answers one waits, less than a round of the
+  // two lanes: the other 4 are claimed then. Without the look ahead, after 15, with one lane idle.
+  t.same(claims, [{ answered: 0, got: 16 }, { answered: 13, got: 4 }])
+  for (let waited = 0; (await store.webhooks.backlog()).pending > 0 && waited < 5000; waited += 10) await sleep(10)
+  t.equal((await store.webhooks.backlog()).pending, 0, 'every outcome recorded')
 })
 
 t.test('a retry already due when its outcome is recorded wakes at once, with no negative delay', async (t) => {
