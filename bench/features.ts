@@ -7,14 +7,14 @@
 // HTTP, measured in the same run. Written to its own section of bench/results.md.
 import { fork, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, openSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
-import pino from 'pino'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { turnWriter } from '../src/log-stream.js'
 import { floorApp } from './floor.js'
 import { create, TOKEN } from './load.js'
 import type { Received } from './otlp-sink.js'
@@ -37,6 +37,8 @@ const taskset = spawnSync('taskset', ['-cp', '1', String(process.pid)]).status =
 const sink = fork(join(here, 'otlp-sink-server.js'), { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
 const [{ url: sinkUrl }] = await once(sink, 'message') as [{ url: string }]
 
+const logStream = turnWriter(openSync('/dev/null', 'w'))
+
 interface Arm { name: string, app: FastifyInstance, headers: Record<string, string>, cpu: number[], failed: number }
 const FLOOR = 'floor: bare Fastify, bearer auth, schemas, a Map'
 const REFERENCE = 'the service, the bench\'s settings'
@@ -47,8 +49,8 @@ async function service (name: string, env: Record<string, string> = {}, extra: R
   const config = loadConfig({
     API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${join(dir, `${name.replace(/\W+/g, '-')}.db`)}`, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env
   })
-  // Written as server.ts writes it, asynchronously, to a file that keeps nothing.
-  const app = await buildApp(config, { logStream: pino.destination({ dest: '/dev/null', sync: false }) })
+  // Written as server.ts writes it (log-stream.ts), to a file that keeps nothing.
+  const app = await buildApp(config, { logStream })
   await app.ready()
   return { name, app, headers: { ...headers, ...extra }, cpu: [], failed: 0 }
 }
@@ -139,7 +141,7 @@ const lines = [
   `- date: ${new Date().toISOString()}; whole run ${fmt((performance.now() - started) / 1000)} s`,
   `- machine: ${machine()}; load average (1 min) ${fmt(loadAtStart, 1)} at the start, ${fmt(loadavg()[0], 1)} at the end`,
   `- load: ${arms.length} apps in this one process, each built by buildApp from its own environment (SQLite normal, \`LOG_LEVEL=warn\`, ` +
-    '`NODE_ENV=production` unless the row says otherwise; the log written asynchronously to /dev/null), and the floor\'s app (bench/floor.ts); ' +
+    '`NODE_ENV=production` unless the row says otherwise; the log written to /dev/null as the server writes it), and the floor\'s app (bench/floor.ts); ' +
     `POST /plants with unique ids through \`app.inject\`, ${IN_FLIGHT} in flight, every request with \`Origin: ${ORIGIN}\`; ${ROUNDS} rounds of a block of ` +
     `${fmt(BLOCK)} creates per app, the order flipping every round. A block's CPU is this process's own \`process.cpuUsage()\`. ` +
     `Answers other than 200: ${failed}.`,

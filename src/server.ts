@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace'
-import pino from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { turnWriter } from './log-stream.js'
 import { unsupportedNode } from './node-support.js'
 import { databaseSecrets, redactSecrets } from './redact.js'
 import type { LogStream } from './server-options.js'
@@ -11,10 +11,8 @@ let secrets: string[] = []
 
 // JSON lines for a log collector; readable lines for a person at a terminal.
 async function logStream (): Promise<LogStream> {
-  // Written asynchronously: the lines that come while one write is under way leave
-  // together in the next, where a write(2) per line on the event loop cost a fifth of
-  // a create. pino flushes what is left when the process exits, however it exits.
-  if (process.stdout.isTTY !== true) return pino.destination({ dest: 1, sync: false })
+  // Written asynchronously, the lines of a turn of the event loop together (log-stream.ts).
+  if (process.stdout.isTTY !== true) return turnWriter(1)
   const { default: pretty } = await import('pino-pretty')
   // Synchronous, so that the last lines are written before process.exit.
   return pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname' })
