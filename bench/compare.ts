@@ -6,7 +6,7 @@
 // both alike. Each build also has its own baseline, since a change on the
 // request path moves the baseline too; and every round measures the floor (bare
 // Fastify, bench/floor-server.ts, from this worktree), the reference both builds
-// are read against.
+// are read against. Last, the webhook sender's drain on each build and store.
 //
 //   npm run bench:compare -- <worktree before> <worktree after>
 //
@@ -18,14 +18,16 @@ import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { fillStore } from './big-store.js'
-import { create, getPath, getRandom, type Workload } from './load.js'
+import { create, getPath, getRandom, startServer, stopServer, type Workload } from './load.js'
 import { find, runPhase, type Row, type Target } from './phase.js'
 import { freshDatabase } from './pgbench.js'
 import { fmt, machine, median, writeSection } from './report.js'
+import { measureSender, startReceiver, subscribe } from './webhooks.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
 const PLANTS = Number(process.env.BENCH_PLANTS ?? 100_000)
+const SENDER_ROUNDS = Number(process.env.BENCH_SENDER_ROUNDS ?? 2)
 const PG_URL = process.env.PLANT_STORE_TEST_PG_URL
 const withPg = PG_URL !== undefined && PG_URL !== ''
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -51,6 +53,10 @@ const dir = mkdtempSync(join(tmpdir(), 'plant-store-compare-'))
 const dbs = withPg ? await Promise.all(builds.map(() => freshDatabase(PG_URL))) : []
 let rows: Row[]
 let readRows: Row[]
+// The webhook sender of each build and store, as `npm run bench` measures it: creates for
+// SECONDS with one endpoint subscribed, then the drain of what is pending, on a fresh store.
+const SENDER_STORES = ['SQLite, synchronous=normal', ...(withPg ? ['PostgreSQL'] : [])]
+const drains = new Map<string, number[]>()
 try {
   // Pairs side by side: baseline before, baseline after, SQLite normal before, …
   const floor: Target = { name: FLOOR, script: join(here, 'floor-server.js'), env: {} }
@@ -74,6 +80,30 @@ try {
     env: { DATABASE_URL: url, ...(store === 'PostgreSQL' && { DATABASE_POOL_SIZE: '10' }) }
   })))]
   readRows = await runPhase(readTargets, READS, { ...phase, port: 28240 })
+
+  const receiver = await startReceiver()
+  try {
+    for (let round = 0; round < SENDER_ROUNDS; round++) {
+      for (const [s, store] of SENDER_STORES.entries()) {
+        for (const b of round % 2 === 0 ? [0, 1] : [1, 0]) {
+          const db = store === 'PostgreSQL' ? await freshDatabase(PG_URL as string) : undefined
+          const url = db?.url ?? `sqlite:${join(dir, `sender-${round}-${b}.db`)}`
+          const server = await startServer(join(builds[b].dir, 'dist', 'src', 'server.js'), { DATABASE_URL: url, WEBHOOK_ALLOW_PRIVATE: 'true' }, 28260, taskset)
+          try {
+            await subscribe(server, receiver)
+            const { drainPerSecond } = await measureSender(server, receiver, SECONDS, 1e12 + ((round * 2 + s) * 2 + b) * 1e6)
+            const key = `${store} @ ${builds[b].commit}`
+            drains.set(key, [...drains.get(key) ?? [], drainPerSecond])
+          } finally {
+            await stopServer(server)
+            await db?.drop()
+          }
+        }
+      }
+    }
+  } finally {
+    await receiver.close()
+  }
 } finally {
   for (const db of dbs) await db.drop()
   rmSync(dir, { recursive: true, force: true })
@@ -121,7 +151,19 @@ const lines = [
     const paired = b === 0 ? '' : cell(rounds.map((r) => own(r).cpuUsPerRequest / find(readRows, workload, `${store} @ ${builds[0].commit}`, r).cpuUsPerRequest), 2)
     return `| ${workload} | ${store} | ${builds[b].commit} | ${cell(rounds.map((r) => own(r).requests), 0)} | ` +
       `${cell(rounds.map((r) => own(r).cpuUsPerRequest), 0)} | ${cell(rounds.map((r) => floorOf(r) / own(r).cpuUsPerRequest), 2)} | ${paired} |`
-  })))
+  }))),
+  '',
+  `The webhook sender: creates for ${SECONDS} s with one endpoint subscribed (a receiver in the bench process that answers 204 at once), then the rate at which ` +
+    `what was pending is delivered, as \`npm run bench\` measures it; a fresh store and server for each figure, ${SENDER_ROUNDS} rounds (BENCH_SENDER_ROUNDS), the builds' order flipping every round.`,
+  '',
+  `| store | build | deliveries/s | × SQLite's, same build and round | ${after} ÷ ${before} |`,
+  '|---|---|---:|---:|---:|',
+  ...SENDER_STORES.flatMap((store) => [0, 1].map((b) => {
+    const own = drains.get(`${store} @ ${builds[b].commit}`) ?? []
+    const sqlite = drains.get(`${SENDER_STORES[0]} @ ${builds[b].commit}`) ?? []
+    const paired = b === 0 ? '' : cell(own.map((v, r) => v / (drains.get(`${store} @ ${builds[0].commit}`) ?? [])[r]), 2)
+    return `| ${store} | ${builds[b].commit} | ${cell(own, 0)} | ${cell(own.map((v, r) => v / sqlite[r]), 2)} | ${paired} |`
+  }))
 ].join('\n')
 writeSection(join(here, '..', '..', 'bench', 'results.md'), `## Before and after: ${before} against ${after}`, lines)
 process.stdout.write(`${lines}\n`)

@@ -9,7 +9,7 @@ import { RATE } from './load.js'
 import { measureObservability, OBSERVE_ROUNDS } from './observe.js'
 import { fmt, machine, writeSection } from './report.js'
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const here = fileURLToPath(new URL('.', import.meta.url))
 const started = performance.now()
 const loadAtStart = loadavg()[0]

@@ -6,8 +6,9 @@ import { fmt, median } from './report.js'
 
 const CREATE = 'POST /plants, unique ids'
 // Tracing costs a few µs a request, and a shared machine moves more than that between
-// two windows: every pair is measured over several rounds, the order flipping every round.
-export const OBSERVE_ROUNDS = Number(process.env.BENCH_OBSERVE_ROUNDS ?? 3)
+// two windows: every pair is measured over several rounds, the order flipping every round,
+// and each row is the median of its rounds' ratios.
+export const OBSERVE_ROUNDS = Number(process.env.BENCH_OBSERVE_ROUNDS ?? 6)
 // A caller's traceparent whose flags (00) say that it did not sample the trace.
 const UNSAMPLED_CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00'
 const METRICS_ON = 'SQLite normal, metrics on'
@@ -50,8 +51,9 @@ export async function measureObservability ({ dir, phase, server, baseline }: Ob
   const targets: Target[] = [
     { name: 'baseline, metrics on', script: baseline, env: { DATABASE_URL: 'sqlite::memory:' } },
     { name: 'baseline, metrics off', script: baseline, env: { DATABASE_URL: 'sqlite::memory:', METRICS: 'false' } },
-    { name: METRICS_ON, script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
+    // Each pair below measured back to back, or one apart, in every round.
     { name: 'SQLite normal, metrics off', script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-off.db')}`, METRICS: 'false' } },
+    { name: METRICS_ON, script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
     { name: TRACED, script: server, ...traced('traced.db') },
     { name: SAMPLED, script: server, ...traced('sampled.db', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }) },
     { name: UNSAMPLED, script: server, ...traced('unsampled.db'), headers: { traceparent: UNSAMPLED_CALLER } },
