@@ -149,7 +149,7 @@ const lines = [
   `- load: ${arms.length} apps in this one process, each built by buildApp from its own environment (SQLite normal, \`LOG_LEVEL=warn\`, ` +
     '`NODE_ENV=production` unless the row says otherwise; the log written to /dev/null as the server writes it), and the floor\'s app (bench/floor.ts); ' +
     `POST /plants with unique ids through \`app.inject\`, ${IN_FLIGHT} in flight, every request with \`Origin: ${ORIGIN}\`; ${ROUNDS} rounds of a block of ` +
-    `${fmt(BLOCK)} creates per app, the order flipping every round. A block's CPU is this process's own \`process.cpuUsage()\`. ` +
+    `${fmt(BLOCK)} creates per app, each after an unmeasured fifth as long, the order flipping every round. A block's CPU is the main thread's own (\`process.threadCpuUsage()\`, which moves in steps of a scheduler tick). ` +
     `Answers other than 200: ${failed}.`,
   `- no HTTP in these figures: no socket or HTTP parser, and light-my-request's own work instead. Here the floor's app spent ${fmt(median(floor.cpu), 1)} µs ` +
     `per create (middle half of the rounds ${spread(floor.cpu, (v) => fmt(v, 1))}), the service with the bench's settings ${fmt(median(reference.cpu), 1)}. ` +
