@@ -2,9 +2,8 @@ import type { Plant } from '../../../schemas/plant.js'
 import { stillWaiting, type Waiter } from '../group-commit.js'
 import { samePlant, StoreUnavailableError, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type Write, type WriteResult } from '../types.js'
 
-/** Runs one named statement (parsed and planned once per connection) through the store's error handling. */
 /**
- * Sends a statement. A named one is parsed once per connection and may keep one plan for
+ * Sends a statement through the store's error handling. A named one is parsed once per connection and may keep one plan for
  * every send; `undefined` sends it unnamed, planned afresh each time from its values and the
  * tables' size at that moment (for statements whose best plan moves as a table grows).
  */
