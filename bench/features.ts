@@ -7,6 +7,7 @@
 // HTTP, measured in the same run. Written to its own section of bench/results.md.
 import { fork, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
+import { Session } from 'node:inspector/promises'
 import { mkdtempSync, openSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -41,7 +42,7 @@ const [{ url: sinkUrl }] = await once(sink, 'message') as [{ url: string }]
 
 const logStream = turnWriter(openSync('/dev/null', 'w'))
 
-interface Arm { name: string, app: FastifyInstance, headers: Record<string, string>, cpu: number[], failed: number }
+interface Arm { name: string, app: FastifyInstance, headers: Record<string, string>, cpu: number[], failed: number, creates: number, own?: Map<RegExp, number> }
 const FLOOR = 'floor: bare Fastify, bearer auth, schemas, a Map'
 const REFERENCE = 'the service, the bench\'s settings'
 // Every request from the allowed origin, to every app: only the one with CORS configured reads it.
@@ -54,24 +55,26 @@ async function service (name: string, env: Record<string, string> = {}, extra: R
   // Written as server.ts writes it (log-stream.ts), to a file that keeps nothing.
   const app = await buildApp(config, { logStream })
   await app.ready()
-  return { name, app, headers: { ...headers, ...extra }, cpu: [], failed: 0 }
+  return { name, app, headers: { ...headers, ...extra }, cpu: [], failed: 0, creates: 0 }
 }
 
 const traced = (prefix: string, env: Record<string, string> = {}) => ({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sinkUrl}/${prefix}/v1/traces`, ...env })
+// Each feature's own code, by the files it lives in: what the CPU profile counts for it.
 const FEATURES = [
-  { feature: 'metrics (request counts and durations)', on: 'METRICS=true (default)', off: 'METRICS=false', env: { METRICS: 'false' }, reference: 'on' },
-  { feature: 'load shedding', on: 'MAX_EVENT_LOOP_DELAY=1000 (default)', off: 'MAX_EVENT_LOOP_DELAY=0', env: { MAX_EVENT_LOOP_DELAY: '0' }, reference: 'on' },
-  { feature: 'the access log (a line per request)', on: 'LOG_LEVEL=info (default)', off: 'LOG_LEVEL=warn (the bench\'s)', env: { LOG_LEVEL: 'info' }, reference: 'off' },
-  { feature: 'the per-token rate limit, when set', on: 'RATE_LIMIT_MAX=1000000000', off: 'unset (default)', env: { RATE_LIMIT_MAX: '1000000000' }, reference: 'off' },
-  { feature: 'CORS, when configured (requests from an allowed origin)', on: `CORS_ORIGINS=${ORIGIN}`, off: 'unset (default)', env: { CORS_ORIGINS: ORIGIN }, reference: 'off' }
+  { feature: 'metrics (request counts and durations)', on: 'METRICS=true (default)', off: 'METRICS=false', env: { METRICS: 'false' }, reference: 'on', code: /plugins\/metrics|src\/metrics\/|prom-client/ },
+  { feature: 'load shedding', on: 'MAX_EVENT_LOOP_DELAY=1000 (default)', off: 'MAX_EVENT_LOOP_DELAY=0', env: { MAX_EVENT_LOOP_DELAY: '0' }, reference: 'on', code: /plugins\/load-shedding/ },
+  { feature: 'the access log (a line per request)', on: 'LOG_LEVEL=info (default)', off: 'LOG_LEVEL=warn (the bench\'s)', env: { LOG_LEVEL: 'info' }, reference: 'off', code: /src\/request-log|src\/log-stream|sonic-boom/ },
+  { feature: 'the per-token rate limit, when set', on: 'RATE_LIMIT_MAX=1000000000', off: 'unset (default)', env: { RATE_LIMIT_MAX: '1000000000' }, reference: 'off', code: /rate-limit/ },
+  { feature: 'CORS, when configured (requests from an allowed origin)', on: `CORS_ORIGINS=${ORIGIN}`, off: 'unset (default)', env: { CORS_ORIGINS: ORIGIN }, reference: 'off', code: /plugins\/cors|@fastify\/cors/ }
 ] as const
+const TRACING_CODE = /src\/tracing\/|@opentelemetry/
 const TRACING = [
   { tracing: 'every request sampled (the default sampler)', env: traced('all'), extra: {}, prefix: 'all' },
   { tracing: '10% sampled (`parentbased_traceidratio`, `0.1`)', env: traced('ten', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }), extra: {}, prefix: 'ten' },
   { tracing: 'every caller\'s `traceparent` says not sampled', env: traced('unsampled'), extra: { traceparent: UNSAMPLED_CALLER }, prefix: 'unsampled' }
 ] as const
 
-const floor: Arm = { name: FLOOR, app: await floorApp(0, [TOKEN]), headers, cpu: [], failed: 0 }
+const floor: Arm = { name: FLOOR, app: await floorApp(0, [TOKEN]), headers, cpu: [], failed: 0, creates: 0 }
 const arms: Arm[] = [floor, await service(REFERENCE)]
 for (const { feature, env } of FEATURES) arms.push(await service(feature, env))
 for (const { tracing, env, extra } of TRACING) arms.push(await service(tracing, env, extra))
@@ -92,6 +95,7 @@ async function drive (target: Arm, count: number): Promise<number> {
   const lane = async (): Promise<void> => {
     while (sent < count) {
       sent++
+      target.creates++
       const response = await target.app.inject({ method: 'POST', url: '/plants', headers: target.headers, payload: `{"id":${nextId++},"name":"bench plant","tag":"bench"}` })
       if (response.statusCode !== 200) target.failed++
     }
@@ -99,6 +103,31 @@ async function drive (target: Arm, count: number): Promise<number> {
   const before = threadCpu()
   await Promise.all(Array.from({ length: IN_FLIGHT }, lane))
   return (threadCpu() - before) / count
+}
+
+// Creates per app under the profiler, at its default interval (a sample every ms): sampled more
+// often, the profiler's own cost landed on some frames more than others (the access log's 3.8 µs read 12).
+const PROFILED = Number(process.env.BENCH_PROFILED ?? 100_000)
+
+interface ProfileNode { id: number, callFrame: { url: string }, children?: number[] }
+/**
+ * µs per create spent in the files each pattern names, and in what they call of Node's own
+ * (a write, a hash): a frame of Node's, or native, counts for the code that called it.
+ */
+function ownTime (profile: { nodes: ProfileNode[], samples?: number[], timeDeltas?: number[] }, patterns: RegExp[], creates: number): Map<RegExp, number> {
+  const time = new Map<number, number>()
+  profile.samples?.forEach((id, i) => time.set(id, (time.get(id) ?? 0) + (profile.timeDeltas?.[i] ?? 0)))
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const own = new Map(patterns.map((pattern) => [pattern, 0]))
+  const walk = (node: ProfileNode, inherited: RegExp | undefined): void => {
+    const url = node.callFrame.url
+    const group = patterns.find((pattern) => pattern.test(url)) ?? (url === '' || url.startsWith('node:') ? inherited : undefined)
+    if (group !== undefined) own.set(group, (own.get(group) as number) + (time.get(node.id) ?? 0))
+    for (const child of node.children ?? []) walk(byId.get(child) as ProfileNode, group)
+  }
+  walk(profile.nodes[0], undefined)
+  for (const [pattern, us] of own) own.set(pattern, us / creates)
+  return own
 }
 
 try {
@@ -112,6 +141,19 @@ try {
     }
     process.stderr.write(`bench:features: round ${round + 1} of ${ROUNDS}\n`)
   }
+  // Then each app once under V8's CPU profiler, for the time its features' own code takes.
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  const groups = [...FEATURES.map(({ code }) => code), TRACING_CODE]
+  for (const target of arms.slice(1)) {
+    await session.post('Profiler.start')
+    const before = target.creates
+    await drive(target, PROFILED)
+    const { profile } = await session.post('Profiler.stop')
+    target.own = ownTime(profile, groups, target.creates - before)
+  }
+  session.disconnect()
 } finally {
   for (const { app } of arms) await app.close()
   rmSync(dir, { recursive: true, force: true })
@@ -155,25 +197,29 @@ const lines = [
     `per create (middle half of the rounds ${spread(floor.cpu, (v) => fmt(v, 1))}), the service with the bench's settings ${fmt(median(reference.cpu), 1)}. ` +
     'A feature\'s on − off is set against the floor\'s CPU per create over HTTP, measured in the same run as `npm run bench` measures it ' +
     `(${taskset ? 'taskset, ' : ''}50 connections, ${HTTP_ROUNDS} windows of 2 s): ${fmt(floorCpu, 1)} µs (${httpFloor.map((v) => fmt(v, 1)).join(', ')}).`,
+  `- its own code: after the rounds, ${fmt(PROFILED)} creates per app under V8's CPU profiler (a sample every ms, BENCH_PROFILED), and the time in the feature's files ` +
+    'and in what they call of Node\'s own (a write, a hash), per create. It leaves out what Fastify spends running one more hook and Node writing one more header; ' +
+    'the shared machine moves it far less than the on − off difference.',
   '',
-  '| feature | on | off | CPU µs/create, on | off | on − off, µs | on − off, share of the floor\'s CPU per create over HTTP | on − off, middle half of the rounds, µs |',
-  '|---|---|---|---:|---:|---:|---:|---|',
-  ...FEATURES.map(({ feature, on, off, reference: ref }) => {
+  '| feature | on | off | CPU µs/create, on | off | on − off, µs | on − off, share of the floor\'s CPU per create over HTTP | on − off, middle half of the rounds, µs | its own code, µs/create (CPU profile, on) | the same, share of the floor |',
+  '|---|---|---|---:|---:|---:|---:|---|---:|---:|',
+  ...FEATURES.map(({ feature, on, off, reference: ref, code }) => {
     const [onArm, offArm] = ref === 'on' ? [reference, arm(feature)] : [arm(feature), reference]
     const cost = rounds.map((r) => onArm.cpu[r] - offArm.cpu[r])
+    const own = onArm.own?.get(code) as number
     return `| ${feature} | ${on} | ${off} | ${fmt(median(onArm.cpu), 2)} | ${fmt(median(offArm.cpu), 2)} | ${fmt(median(cost), 2)} | ` +
-      `${pct(median(cost) / floorCpu)} | ${spread(cost, (v) => fmt(v, 1))} |`
+      `${pct(median(cost) / floorCpu)} | ${spread(cost, (v) => fmt(v, 1))} | ${fmt(own, 2)} | ${pct(own / floorCpu)} |`
   }),
   '',
   'Tracing, against the same app untraced (the bench\'s settings), to an OTLP collector in a process of its own:',
   '',
-  '| tracing | CPU µs/create | traced − untraced, µs | middle half of the rounds, µs | untraced ÷ traced, CPU per create, here | request spans the collector received per create |',
-  '|---|---:|---:|---|---:|---:|',
+  '| tracing | CPU µs/create | traced − untraced, µs | middle half of the rounds, µs | untraced ÷ traced, CPU per create, here | tracing\'s own code, µs/create (CPU profile) | request spans the collector received per create |',
+  '|---|---:|---:|---|---:|---:|---:|',
   ...TRACING.map(({ tracing }, i) => {
     const cost = rounds.map((r) => arm(tracing).cpu[r] - reference.cpu[r])
     const ratio = rounds.map((r) => reference.cpu[r] / arm(tracing).cpu[r])
     return `| ${tracing} | ${fmt(median(arm(tracing).cpu), 2)} | ${fmt(median(cost), 2)} | ${spread(cost, (v) => fmt(v, 1))} | ${fmt(median(ratio), 3)} | ` +
-      `${fmt(spans[i] / (BLOCK * (ROUNDS + 2)), 3)} |`
+      `${fmt(arm(tracing).own?.get(TRACING_CODE) as number, 2)} | ${fmt(spans[i] / arm(tracing).creates, 3)} |`
   })
 ].join('\n')
 writeSection(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench:features`', lines)
