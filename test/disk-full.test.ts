@@ -50,6 +50,10 @@ t.test('sqlite: a full disk gives 503s and /ready 503 while reads answer, logged
     t.equal((await fetch(`${server.url}/plants/1`, { headers })).status, 200, 'reads answer')
     t.equal(await ready(), 503, '/ready is 503: the store cannot be written')
   }
+  // Past a poll of the webhook sender (every second): its claim finds nothing due and commits
+  // without writing, which must not end the outage (a second pair of lines when it did).
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  t.equal((await post(7)).status, 503, 'still refused after the sender has polled')
 
   limitFileSize(server.child.pid as number, 'unlimited')
   t.equal((await post(5)).status, 200, 'space again: a create succeeds')

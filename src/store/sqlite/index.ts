@@ -63,10 +63,10 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const verify = fileIdentity(path)
 
   // The webhook outbox's statements run inside the batch's transaction (see plants.ts's create).
-  const webhooks = sqliteWebhooks(db, (work) => run('write', () => {
+  const webhooks = sqliteWebhooks(db, (work, wrote) => run('write', () => {
     verify()
     return work()
-  }))
+  }, wrote))
   const plants = plantStatements(db, webhooks.added)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')
@@ -77,7 +77,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
 
   const outage = trackOutage(log, 'SQLite', observer)
 
-  function run<T> (access: Access, work: () => T): T {
+  function run<T> (access: Access, work: () => T, wrote: (result: T) => boolean = () => true): T {
     let result: T
     try {
       result = work()
@@ -86,7 +86,8 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
       if (cause !== undefined) outage.down(access, cause.message)
       throw cause ?? error
     }
-    outage.up(access)
+    // A write that changed nothing committed no page: it says nothing of whether writes succeed.
+    outage.up(access === 'write' && !wrote(result) ? 'read' : access)
     return result
   }
 

@@ -4,8 +4,12 @@ import type { PlantRecord } from '../types.js'
 import { activeSecrets, deliveryListeners, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
 import type { AttemptOutcome, ClaimedDelivery, EndpointPatch, NewEndpoint, WebhookStore } from '../webhook-types.js'
 
-/** Runs work against the database, turning "cannot answer now" errors into StoreUnavailableError. */
-export type Run = <T>(work: () => T) => T
+/**
+ * Runs a write against the database, turning "cannot answer now" errors into StoreUnavailableError.
+ * `wrote` tells whether it changed anything: one that did not (a claim that found nothing due)
+ * commits without writing to the file, so it does not show that writes succeed again.
+ */
+export type Run = <T>(work: () => T, wrote?: (result: T) => boolean) => T
 
 const ENDPOINT = 'SELECT id, url, description, enabled, created_at FROM webhook_endpoints'
 const DELIVERY = `SELECT d.id, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
@@ -91,9 +95,9 @@ export function sqliteWebhooks (db: Database.Database, run: Run) {
     sql.stop.run({ endpoint, why })
   }
 
-  const transaction = <A extends unknown[], T>(work: (...args: A) => T) => {
+  const transaction = <A extends unknown[], T>(work: (...args: A) => T, wrote?: (result: T) => boolean) => {
     const inTransaction = db.transaction(work)
-    return (...args: A): T => run(() => inTransaction.immediate(...args))
+    return (...args: A): T => run(() => inTransaction.immediate(...args), wrote)
   }
 
   const update = transaction((id: string, patch: EndpointPatch) => {
@@ -120,7 +124,7 @@ export function sqliteWebhooks (db: Database.Database, run: Run) {
       const row = sql.claimed.get(id) as ClaimRow
       return { id, endpointId: row.endpoint_id, url: row.url, secrets: activeSecrets(row.secret, row.previous_secret, (row.previous_secret_until ?? 0) > now), body: row.body, attempts: row.attempts }
     })
-  })
+  }, (claimed) => claimed.length > 0)
 
   const finishAll = transaction((finishes: Finish[]) => {
     for (const { owner, id, outcome } of finishes) {
