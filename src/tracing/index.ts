@@ -10,7 +10,7 @@ import type { StoreLogger } from '../store/outage.js'
 import type { WebhookObserver } from '../webhooks/observer.js'
 import { SpanExport } from './export.js'
 import { traceRequests } from './requests.js'
-import { SpanTracer, type RecordedSpan } from './spans.js'
+import { RandomIds, rootBound, SpanTracer, type RecordedSpan } from './spans.js'
 
 export interface Tracing {
   /** A server span per sampled request. Register it first, at the root. */
@@ -48,7 +48,7 @@ export function startTracing (config: TracingConfig, database: 'sqlite' | 'postg
   // made tracing cost the request); the spans that join a request's trace are given it explicitly.
   const propagator = new W3CTraceContextPropagator()
   const exporter = new SpanExport({ url: config.url, protocol: config.protocol, serviceName: config.serviceName, log })
-  const tracer = new SpanTracer(sampler(config.sampler), exporter.record)
+  const tracer = new SpanTracer(sampler(config.sampler), exporter.record, new RandomIds(), rootBound(config.sampler.name, config.sampler.ratio))
   const requests = traceRequests({ tracer, propagator, untraced: UNTRACED, callerDecides: config.sampler.name.startsWith('parentbased_') })
 
   return {

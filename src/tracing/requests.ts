@@ -1,4 +1,4 @@
-import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type TextMapPropagator } from '@opentelemetry/api'
+import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type SpanContext, type TextMapPropagator } from '@opentelemetry/api'
 import type { FastifyError, FastifyPluginCallback, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { RecordedSpan, SpanAttributes, SpanTracer } from './spans.js'
@@ -50,14 +50,24 @@ export interface RequestTracing {
 export function traceRequests ({ tracer, propagator, untraced, callerDecides = false }: RequestTracingOptions): RequestTracing {
   function start (request: FastifyRequest): RecordedSpan | undefined {
     const traceparent = request.headers.traceparent
-    // The sampler would follow a caller that did not sample: no span, and no context made to learn it.
-    if (callerDecides && typeof traceparent === 'string' && NOT_SAMPLED.test(traceparent)) return undefined
-    const parent: Context = traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
-    const caller = trace.getSpanContext(parent)
-    const traceId = caller?.traceId ?? tracer.ids.traceId()
     // The standard samplers decide on the trace id and the parent alone: asked with the method
     // for a name, they let the route be looked up (an object Fastify builds) for sampled requests only.
+    if (traceparent === undefined) {
+      // A new trace: decided on its id's bytes, and only a sampled one's id is written out.
+      const traceId = tracer.newTrace(request.method, SpanKind.SERVER)
+      return traceId === undefined ? undefined : open(request, traceId, undefined)
+    }
+    // The sampler would follow a caller that did not sample: no span, and no context made to learn it.
+    if (callerDecides && typeof traceparent === 'string' && NOT_SAMPLED.test(traceparent)) return undefined
+    const parent: Context = propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
+    const caller = trace.getSpanContext(parent)
+    const traceId = caller?.traceId ?? tracer.ids.traceId()
     if (!tracer.sampled(parent, traceId, request.method, SpanKind.SERVER)) return undefined
+    return open(request, traceId, caller)
+  }
+
+  /** The server span of a request that is sampled. */
+  function open (request: FastifyRequest, traceId: string, caller: SpanContext | undefined): RecordedSpan | undefined {
     const route = request.routeOptions.url
     if (route !== undefined && untraced.has(route)) return undefined
     const method = METHODS.has(request.method) ? request.method : '_OTHER'

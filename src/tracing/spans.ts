@@ -57,37 +57,71 @@ export class RecordedSpan {
 
 /**
  * Random trace and span ids, cut from a pool of random bytes filled 256 trace ids at a
- * time and turned to hex at once: an id is a slice of that string, which V8 makes
- * without copying (a new trace id is drawn for every request that comes without one).
+ * time and turned to hex at once when an id is first asked of it: an id is a slice of that
+ * string, which V8 makes without copying (a new trace id is drawn for every request that
+ * comes without one).
  */
 export class RandomIds {
   private readonly pool = Buffer.alloc(16 * 256)
-  private hex = ''
+  private hex: string | undefined
   private at = this.pool.length
 
   /** `fill` puts random bytes in the pool: a test gives its own, to draw ids it chose. */
   constructor (private readonly fill: (pool: Buffer) => void = randomFillSync) {}
 
-  private draw (bytes: number): string {
+  /** Where the next `bytes` random bytes are in the pool. */
+  private take (bytes: number): number {
     if (this.at + bytes > this.pool.length) {
       this.fill(this.pool)
-      this.hex = this.pool.toString('hex')
+      this.hex = undefined
       this.at = 0
     }
     this.at += bytes
-    return this.hex.slice(2 * (this.at - bytes), 2 * this.at)
+    return this.at - bytes
+  }
+
+  private id (at: number, bytes: number): string {
+    this.hex ??= this.pool.toString('hex')
+    return this.hex.slice(2 * at, 2 * (at + bytes))
   }
 
   traceId (): string {
-    const id = this.draw(16)
+    const id = this.id(this.take(16), 16)
     // All zeros is not a valid id (one chance in 2^128, but it would be dropped by every collector).
     return id === '00000000000000000000000000000000' ? this.traceId() : id
   }
 
+  /**
+   * The next trace id if the XOR of its four 32-bit words (big-endian) is below `bound`,
+   * as @opentelemetry/sdk-trace's TraceIdRatioBasedSampler decides on it; otherwise
+   * undefined, and no id is written out. Its bytes are used either way, as traceId() uses them.
+   */
+  traceIdBelow (bound: number): string | undefined {
+    const at = this.take(16)
+    const pool = this.pool
+    const words = (pool.readUInt32BE(at) ^ pool.readUInt32BE(at + 4) ^ pool.readUInt32BE(at + 8) ^ pool.readUInt32BE(at + 12)) >>> 0
+    if (words >= bound) return undefined
+    const id = this.id(at, 16)
+    return id === '00000000000000000000000000000000' ? this.traceIdBelow(bound) : id
+  }
+
   spanId (): string {
-    const id = this.draw(8)
+    const id = this.id(this.take(8), 8)
     return id === '0000000000000000' ? this.spanId() : id
   }
+}
+
+/**
+ * What a standard sampler (OTEL_TRACES_SAMPLER) decides for a trace that starts here,
+ * without a parent, as a bound on its id's words (RandomIds.traceIdBelow): always_on
+ * keeps every trace, always_off none, traceidratio those below the ratio's share of 2^32,
+ * @opentelemetry/sdk-trace's own bound. A parentbased_* sampler decides a root as its root does.
+ */
+export function rootBound (name: string, ratio: number): number {
+  if (name.endsWith('always_off')) return 0
+  if (!name.endsWith('traceidratio')) return 0x100000000
+  // loadConfig accepts a ratio from 0 to 1 only.
+  return ratio >= 1 ? 0x100000000 : Math.floor(ratio * 0xffffffff)
 }
 
 /**
@@ -98,8 +132,23 @@ export class SpanTracer {
   constructor (
     private readonly sampler: Sampler,
     readonly sink: SpanSink,
-    readonly ids: RandomIds = new RandomIds()
+    readonly ids: RandomIds = new RandomIds(),
+    /**
+     * The sampler's decision for a new trace as rootBound gives it, when it is a standard one:
+     * then a request without a parent is decided on its id's bytes, and the sampler is not asked.
+     */
+    private readonly root?: number
   ) {}
+
+  /**
+   * The id of a new trace (no parent) whose span `name` the sampler records, or undefined.
+   * The trace ids the sampler does not record are not written out.
+   */
+  newTrace (name: string, kind: SpanKind): string | undefined {
+    if (this.root !== undefined) return this.ids.traceIdBelow(this.root)
+    const traceId = this.ids.traceId()
+    return this.sampled(ROOT_CONTEXT, traceId, name, kind) ? traceId : undefined
+  }
 
   /**
    * Whether the sampler records a span of `traceId` under `parent`. The standard samplers

@@ -1,10 +1,11 @@
-import { randomFillSync } from 'node:crypto'
+import { createHash, randomFillSync } from 'node:crypto'
+import { SpanKind } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'
+import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import { traceRequests } from '../../../src/tracing/requests.js'
-import { RandomIds, SpanTracer, type RecordedSpan } from '../../../src/tracing/spans.js'
+import { RandomIds, rootBound, SpanTracer, type RecordedSpan } from '../../../src/tracing/spans.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
@@ -171,4 +172,44 @@ t.test('ids drawn for new traces and spans: lower-case hex of their W3C length, 
   t.not(zerosFirst.traceId(), '0'.repeat(32), 'a trace id of zeros is drawn again')
   t.not(zerosFirst.spanId(), '0'.repeat(16), 'a span id of zeros is drawn again')
   t.equal(fills, 1, 'from the same pool')
+
+  const zerosBelow = new RandomIds((pool) => { randomFillSync(pool).fill(0, 0, 16) })
+  t.not(zerosBelow.traceIdBelow(0x100000000), '0'.repeat(32), 'a trace id of zeros is drawn again when the sampler keeps it too')
+})
+
+// The same random bytes every time it is made: two pools filled by it draw the same ids.
+const sameBytes = () => {
+  let block = 0
+  return (pool: Buffer) => {
+    for (let at = 0; at < pool.length; at += 32) createHash('sha256').update(String(block++)).digest().copy(pool, at)
+  }
+}
+
+t.test('a new trace is decided on its id\'s bytes, as the standard sampler decides on the id it then has', async (t) => {
+  const DRAWS = 20_000
+  const cases: Array<[string, number, Sampler, number]> = [
+    // name, ratio, the @opentelemetry/sdk-trace sampler loadConfig's names make, the share it keeps
+    ['parentbased_traceidratio', 0.1, new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.1) }), 0.1],
+    ['traceidratio', 0.5, new TraceIdRatioBasedSampler(0.5), 0.5],
+    ['traceidratio', 0.001, new TraceIdRatioBasedSampler(0.001), 0.001],
+    ['traceidratio', 0, new TraceIdRatioBasedSampler(0), 0],
+    ['parentbased_traceidratio', 1, new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(1) }), 1],
+    ['parentbased_always_on', 1, new ParentBasedSampler({ root: new AlwaysOnSampler() }), 1],
+    ['always_off', 1, new AlwaysOffSampler(), 0],
+    ['parentbased_always_off', 1, new ParentBasedSampler({ root: new AlwaysOffSampler() }), 0]
+  ]
+  for (const [name, ratio, sampler, share] of cases) {
+    const bytes = new SpanTracer(sampler, () => {}, new RandomIds(sameBytes()), rootBound(name, ratio))
+    const asked = new SpanTracer(sampler, () => {}, new RandomIds(sameBytes()))
+    let kept = 0
+    let differ = 0
+    for (let i = 0; i < DRAWS; i++) {
+      const id = bytes.newTrace('GET', SpanKind.SERVER)
+      if (id !== asked.newTrace('GET', SpanKind.SERVER)) differ++
+      if (id !== undefined) kept++
+    }
+    t.equal(differ, 0, `${name} ${ratio}: the same trace kept, with the same id, as when the sampler is asked`)
+    // Binomial(20,000, share): within five standard deviations.
+    t.ok(Math.abs(kept - DRAWS * share) <= 5 * Math.sqrt(DRAWS * share * (1 - share)), `${name} ${ratio}: ${kept} of ${DRAWS} kept`)
+  }
 })
