@@ -165,6 +165,9 @@ export function sqliteWebhooks (db: Database.Database, run: Run) {
     return events.length
   })
 
+  // A read writes nothing: its success says nothing of whether writes succeed (a full disk lets it through).
+  const read = <T>(work: () => T): T => run(work, () => false)
+
   const store: WebhookStore = {
     async createEndpoint ({ url, description, secret }: NewEndpoint) {
       const row = run(() => sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, secret, now: Date.now() })) as EndpointRow
@@ -173,11 +176,11 @@ export function sqliteWebhooks (db: Database.Database, run: Run) {
     },
 
     async listEndpoints () {
-      return run(() => sql.endpoints.all()).map(toEndpoint)
+      return read(() => sql.endpoints.all()).map(toEndpoint)
     },
 
     async getEndpoint (id) {
-      const row = run(() => sql.endpoint.get(id))
+      const row = read(() => sql.endpoint.get(id))
       return row === undefined ? undefined : toEndpoint(row)
     },
 
@@ -198,13 +201,13 @@ export function sqliteWebhooks (db: Database.Database, run: Run) {
     },
 
     async backlog () {
-      const { pending, oldest } = run(() => sql.backlog.get() as { pending: number, oldest: number | null })
+      const { pending, oldest } = read(() => sql.backlog.get() as { pending: number, oldest: number | null })
       return oldest === null ? { pending } : { pending, oldest: new Date(oldest) }
     },
 
     async listDeliveries (endpoint, { limit, before }) {
-      if (run(() => sql.endpoint.get(endpoint)) === undefined) return undefined
-      const rows = run(() => before === undefined
+      if (read(() => sql.endpoint.get(endpoint)) === undefined) return undefined
+      const rows = read(() => before === undefined
         ? sql.firstPage.all({ endpoint, limit })
         : sql.nextPage.all({ endpoint, limit, createdAt: before.createdAt.getTime(), id: before.id }))
       return rows.map(toDelivery)
