@@ -51,10 +51,11 @@ export async function measureObservability ({ dir, phase, server, baseline }: Ob
   const targets: Target[] = [
     { name: 'baseline, metrics on', script: baseline, env: { DATABASE_URL: 'sqlite::memory:' } },
     { name: 'baseline, metrics off', script: baseline, env: { DATABASE_URL: 'sqlite::memory:', METRICS: 'false' } },
-    // Each pair below measured back to back, or one apart, in every round.
+    // Each pair below measured back to back, or one apart, in every round: the untraced server
+    // between the two traced ones, each sampled server next to it.
     { name: 'SQLite normal, metrics off', script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-off.db')}`, METRICS: 'false' } },
-    { name: METRICS_ON, script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
     { name: TRACED, script: server, ...traced('traced.db') },
+    { name: METRICS_ON, script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
     { name: SAMPLED, script: server, ...traced('sampled.db', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }) },
     { name: UNSAMPLED, script: server, ...traced('unsampled.db'), headers: { traceparent: UNSAMPLED_CALLER } },
     { name: UNTRACED_CALLERS, script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'untraced-callers.db')}` }, headers: { traceparent: UNSAMPLED_CALLER } }
