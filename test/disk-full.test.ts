@@ -3,11 +3,11 @@ import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, statSync, truncate
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { TOKEN } from './helpers/build.js'
 import { connect, freshPostgresUrl, PG_SKIP } from './helpers/postgres.js'
 import { skipUnless } from './helpers/requires.js'
-import { exited, startServer } from './helpers/server.js'
+import { exited, startServer, type RunningServer } from './helpers/server.js'
 
 // Node ignores SIGXFSZ, so a refused write is an error, not a signal; the coverage loader
 // the child runs under re-raises the signals it watches unless another listener is there.
@@ -32,17 +32,21 @@ function limitFileSize (pid: number, bytes: number | 'unlimited'): void {
   execFileSync('prlimit', ['--pid', String(pid), `--fsize=${bytes}:unlimited`])
 }
 
-t.test('sqlite: a full disk gives 503s and /ready 503 while reads answer, logged once each way, and nothing refused is stored', { skip: PRLIMIT }, async (t) => {
-  const path = join(t.testdir(), 'plants.db')
-  const env = { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` }
-  const server = await startServer(t, env, IGNORE_SIGXFSZ)
+/**
+ * What a full disk must look like from outside, whichever the store (`name`, as its log lines
+ * say it): once `fill` has run, creates get 503 with Retry-After while reads answer and /ready is
+ * 503, still after a poll of the webhook sender and a read of the metrics; once `free` has run,
+ * creates succeed again; one log line when the outage starts and one when it ends, no error line.
+ * Creates 1, 5 and 6 get a 200; 2, 3, 4 and 7 a 503.
+ */
+async function fullDisk (t: Test, server: RunningServer, name: string, fill: () => unknown, free: () => unknown): Promise<void> {
   const post = (id: number) => fetch(`${server.url}/plants`, { method: 'POST', headers, body: JSON.stringify({ id, name: `plant ${id}` }) })
   const ready = async () => (await fetch(`${server.url}/ready`)).status
 
   t.equal((await post(1)).status, 200)
   t.equal(await ready(), 200)
 
-  limitFileSize(server.child.pid as number, 1)
+  await fill()
   for (const id of [2, 3, 4]) {
     const response = await post(id)
     t.equal(response.status, 503, `create ${id}: 503`)
@@ -51,27 +55,34 @@ t.test('sqlite: a full disk gives 503s and /ready 503 while reads answer, logged
     t.equal((await fetch(`${server.url}/plants/1`, { headers })).status, 200, 'reads answer')
     t.equal(await ready(), 503, '/ready is 503: the store cannot be written')
   }
-  // Past a poll of the webhook sender (every second): its claim finds nothing due and commits
-  // without writing, which must not end the outage (a second pair of lines when it did); nor
-  // must the metrics' read of the webhook backlog.
+  // Past a poll of the webhook sender (every second): its claim finds nothing due and writes
+  // nothing, which must not end the outage (a second pair of lines when it did); nor must the
+  // metrics' read of the webhook backlog.
   await new Promise((resolve) => setTimeout(resolve, 1500))
   t.equal((await fetch(`${server.url}/metrics`, { headers })).status, 200, 'metrics are read')
   t.equal((await post(7)).status, 503, 'still refused after the sender has polled')
 
-  limitFileSize(server.child.pid as number, 'unlimited')
-  t.equal((await post(5)).status, 200, 'space again: a create succeeds')
+  await free()
+  t.equal((await post(5)).status, 200, 'room again: a create succeeds')
   t.equal(await ready(), 200)
   t.equal((await post(6)).status, 200)
   server.child.kill('SIGTERM')
   t.equal((await exited(server)).code, 0)
 
   const lines = server.stdout().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line))
-  const outage = lines.filter((line) => /SQLite/.test(line.msg)).map((line) => [line.level, line.msg])
+  const outage = lines.filter((line) => line.msg.startsWith(name)).map((line) => [line.level, line.msg])
   t.same(outage, [
-    [40, 'SQLite is unavailable: requests get 503 until it answers again'],
-    [30, 'SQLite answers again']
+    [40, `${name} is unavailable: requests get 503 until it answers again`],
+    [30, `${name} answers again`]
   ], 'one line when the outage starts, one when it ends, whatever the requests meanwhile')
   t.notOk(lines.some((line) => line.level >= 50), 'no error line')
+}
+
+t.test('sqlite: a full disk gives 503s and /ready 503 while reads answer, logged once each way, and nothing refused is stored', { skip: PRLIMIT }, async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` }, IGNORE_SIGXFSZ)
+  const pid = server.child.pid as number
+  await fullDisk(t, server, 'SQLite', () => limitFileSize(pid, 1), () => limitFileSize(pid, 'unlimited'))
 
   const db = new Database(path, { readonly: true })
   t.teardown(() => db.close())
@@ -152,43 +163,12 @@ t.test('postgres: writes refused as a full disk refuses them give 503s and /read
   const url = await freshPostgresUrl(t) as string
   const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
   const db = await connect(t, url)
-  const post = (id: number) => fetch(`${server.url}/plants`, { method: 'POST', headers, body: JSON.stringify({ id, name: `plant ${id}` }) })
-  const ready = async () => (await fetch(`${server.url}/ready`)).status
-
-  t.equal((await post(1)).status, 200)
-  t.equal(await ready(), 200)
-
   await db.query(`CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$`)
-  for (const table of DISK_FULL_TABLES) await db.query(`CREATE TRIGGER disk_full BEFORE INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION disk_full()`)
-  for (const id of [2, 3, 4]) {
-    const response = await post(id)
-    t.equal(response.status, 503, `create ${id}: 503`)
-    t.match(response.headers.get('retry-after'), /^[1-9][0-9]*$/, 'with Retry-After')
-    t.match(await response.json(), { error: 503, message: /unavailable/ })
-    t.equal((await fetch(`${server.url}/plants/1`, { headers })).status, 200, 'reads answer')
-    t.equal(await ready(), 503, '/ready is 503: the store cannot be written')
-  }
-  // Past a poll of the webhook sender (every second): its claim finds nothing due and changes
-  // no row, which must not end the outage (a second pair of lines when it did); nor must the
-  // metrics' read of the webhook backlog, a SELECT sent as the webhook store's statements are.
-  await new Promise((resolve) => setTimeout(resolve, 1500))
-  t.equal((await fetch(`${server.url}/metrics`, { headers })).status, 200, 'metrics are read')
-  t.equal((await post(7)).status, 503, 'still refused after the sender has polled')
-
-  for (const table of DISK_FULL_TABLES) await db.query(`DROP TRIGGER disk_full ON ${table}`)
-  t.equal((await post(5)).status, 200, 'room again: a create succeeds')
-  t.equal(await ready(), 200)
-  t.equal((await post(6)).status, 200)
-  server.child.kill('SIGTERM')
-  t.equal((await exited(server)).code, 0)
-
-  const lines = server.stdout().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line))
-  const outage = lines.filter((line) => /PostgreSQL/.test(line.msg)).map((line) => [line.level, line.msg])
-  t.same(outage, [
-    [40, 'PostgreSQL is unavailable: requests get 503 until it answers again'],
-    [30, 'PostgreSQL answers again']
-  ], 'one line when the outage starts, one when it ends, whatever the requests meanwhile')
-  t.notOk(lines.some((line) => line.level >= 50), 'no error line')
+  await fullDisk(t, server, 'PostgreSQL', async () => {
+    for (const table of DISK_FULL_TABLES) await db.query(`CREATE TRIGGER disk_full BEFORE INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION disk_full()`)
+  }, async () => {
+    for (const table of DISK_FULL_TABLES) await db.query(`DROP TRIGGER disk_full ON ${table}`)
+  })
   t.same((await db.query('SELECT id::int FROM plants ORDER BY id')).rows.map((row) => row.id), [1, 5, 6], 'what got a 200 is stored, what got a 503 is not')
 })
