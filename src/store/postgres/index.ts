@@ -42,11 +42,10 @@ const WRITABLE = "SELECT pg_is_in_recovery() OR current_setting('transaction_rea
 const HEADROOM = "INSERT INTO plants (id, name) SELECT (random() * 9.2e18)::bigint, string_agg(md5(random()::text), '') FROM generate_series(1, 4096) ON CONFLICT (id) DO NOTHING"
 
 /**
- * Whether a statement sent as a write wrote something, and so shows that writes succeed: not a
- * plain SELECT (the webhook store's reads, the backlog, go as writes), nor a statement that
- * changed no row (a claim that found nothing due), which a full disk lets through.
+ * Whether a statement sent as a write changed a row, and so shows that writes succeed: one that
+ * changed none (a claim that found nothing due) succeeds on a full disk too.
  */
-const wrote = (text: string) => (result: pg.QueryResult): boolean => result.rowCount !== 0 && !text.startsWith('SELECT')
+const changedRows = (result: pg.QueryResult): boolean => result.rowCount !== 0
 
 // How much later than the server's statement_timeout the client gives up on an answer, in ms.
 const QUERY_TIMEOUT_MARGIN = 1000
@@ -118,8 +117,8 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   const send: Query = (name, text, values) => pool.query({ name, text, values })
     .catch((error: Error) => isLostConnection(error) ? pool.query({ name, text, values }) : Promise.reject(error))
   const read: Query = (name, text, values) => run('read', () => send(name, text, values))
-  const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }), wrote(text))
-  const webhooks = postgresWebhooks({ url, timeout, log, query: write, transaction: (work) => run('write', () => inTransaction(pool, work, lost)) })
+  const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }), changedRows)
+  const webhooks = postgresWebhooks({ url, timeout, log, query: write, read, transaction: (work) => run('write', () => inTransaction(pool, work, lost)) })
   const plants = plantQueries({ read }, webhooks.insert)
   // The gets of one turn share one statement; each caller keeps its own deadline and outage note through `run`.
   const reads = readTurns((ids) => plantsById(send, ids))
@@ -141,7 +140,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     let broken: Error | undefined
     const on: Query = async (name, text, values) => {
       try {
-        return await run('write', () => client.query({ name, text, values }), wrote(text))
+        return await run('write', () => client.query({ name, text, values }), changedRows)
       } catch (error) {
         // A statement cut off (timeout, lost connection) may still hold the connection: it is dropped.
         if (error instanceof StoreUnavailableError) broken = error

@@ -20,12 +20,15 @@ export interface PostgresWebhooksOptions {
   url: string
   timeout: number
   log: StoreLogger
+  /** Statements that write. */
   query: Query
+  /** Statements that only read (endpoints, deliveries, the backlog). */
+  read: Query
   transaction: Transaction
 }
 
 /** The webhook half of the PostgreSQL store, and the outbox insert that a batch of creates runs. */
-export function postgresWebhooks ({ url, timeout, log, query, transaction }: PostgresWebhooksOptions) {
+export function postgresWebhooks ({ url, timeout, log, query, read, transaction }: PostgresWebhooksOptions) {
   // Names this store's notifications, so that it does not wake its own listeners twice.
   const instance = randomUUID()
   const outbox = outboxQueries(query, transaction, instance)
@@ -41,12 +44,12 @@ export function postgresWebhooks ({ url, timeout, log, query, transaction }: Pos
     },
 
     async listEndpoints () {
-      const { rows } = await query<EndpointRow>('plant-store-webhooks-list', `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)
+      const { rows } = await read<EndpointRow>('plant-store-webhooks-list', `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)
       return rows.map(toEndpoint)
     },
 
     async getEndpoint (id) {
-      const { rows } = await query<EndpointRow>('plant-store-webhooks-get', `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id])
+      const { rows } = await read<EndpointRow>('plant-store-webhooks-get', `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`, [id])
       return rows.length === 0 ? undefined : toEndpoint(rows[0])
     },
 
@@ -81,8 +84,8 @@ export function postgresWebhooks ({ url, timeout, log, query, transaction }: Pos
     async listDeliveries (endpoint, { limit, before }) {
       if (await store.getEndpoint(endpoint) === undefined) return undefined
       const { rows } = before === undefined
-        ? await query<DeliveryRow>('plant-store-webhooks-deliveries', PAGES.first, [endpoint, limit])
-        : await query<DeliveryRow>('plant-store-webhooks-deliveries-next', PAGES.next, [endpoint, limit, before.createdAt, before.id])
+        ? await read<DeliveryRow>('plant-store-webhooks-deliveries', PAGES.first, [endpoint, limit])
+        : await read<DeliveryRow>('plant-store-webhooks-deliveries-next', PAGES.next, [endpoint, limit, before.createdAt, before.id])
       return rows.map(toDelivery)
     },
 
@@ -98,7 +101,7 @@ export function postgresWebhooks ({ url, timeout, log, query, transaction }: Pos
     },
 
     async backlog () {
-      const { rows } = await query<{ pending: number, oldest: Date | null }>('plant-store-webhooks-backlog',
+      const { rows } = await read<{ pending: number, oldest: Date | null }>('plant-store-webhooks-backlog',
         "SELECT count(*)::int AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'", [])
       const [{ pending, oldest }] = rows
       return oldest === null ? { pending } : { pending, oldest }

@@ -66,7 +66,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const webhooks = sqliteWebhooks(db, (work, wrote) => run('write', () => {
     verify()
     return work()
-  }, wrote))
+  }, wrote), (work) => run('read', work))
   const plants = plantStatements(db, webhooks.added)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')

@@ -11,6 +11,9 @@ import type { AttemptOutcome, ClaimedDelivery, EndpointPatch, NewEndpoint, Webho
  */
 export type Run = <T>(work: () => T, wrote?: (result: T) => boolean) => T
 
+/** Runs a read against the database: it ends no write outage, and one it meets is a read outage. */
+export type Read = <T>(work: () => T) => T
+
 const ENDPOINT = 'SELECT id, url, description, enabled, created_at FROM webhook_endpoints'
 const DELIVERY = `SELECT d.id, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
   FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = @endpoint`
@@ -43,7 +46,7 @@ interface ClaimRow { id: string, endpoint_id: string, url: string, secret: strin
  * batch's transaction. One process owns the file, so the count of enabled endpoints is kept
  * here, and the hot path skips the outbox entirely while there is none.
  */
-export function sqliteWebhooks (db: Database.Database, run: Run) {
+export function sqliteWebhooks (db: Database.Database, run: Run, read: Read) {
   const sql = {
     enabled: db.prepare('SELECT count(*) FROM webhook_endpoints WHERE enabled = 1').pluck(),
     insertEvent: db.prepare<[bigint, string, number]>('INSERT INTO webhook_events (plant_id, body, created_at) VALUES (?, ?, ?)'),
@@ -164,9 +167,6 @@ export function sqliteWebhooks (db: Database.Database, run: Run) {
     for (const event of new Set(events)) sql.orphan.run(event, event)
     return events.length
   })
-
-  // A read writes nothing: its success says nothing of whether writes succeed (a full disk lets it through).
-  const read = <T>(work: () => T): T => run(work, () => false)
 
   const store: WebhookStore = {
     async createEndpoint ({ url, description, secret }: NewEndpoint) {
