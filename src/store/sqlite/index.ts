@@ -63,10 +63,12 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const verify = fileIdentity(path)
 
   // The webhook outbox's statements run inside the batch's transaction (see plants.ts's create).
-  const webhooks = sqliteWebhooks(db, (work, wrote) => run('write', () => {
+  // Its reads check the file too: an endpoint listed from a file deleted under the app would not be there after a restart.
+  const checked = <T>(work: () => T) => (): T => {
     verify()
     return work()
-  }, wrote), (work) => run('read', work))
+  }
+  const webhooks = sqliteWebhooks(db, (work, wrote) => run('write', checked(work), wrote), (work) => run('read', checked(work)))
   const plants = plantStatements(db, webhooks.added)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')
