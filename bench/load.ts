@@ -111,20 +111,17 @@ function requestsOf (workload: Workload): autocannon.Request[] {
   return [{ method: workload.method, path: workload.path, headers: { ...auth, ...workload.headers }, ...(workload.setup && { setupRequest: workload.setup }) }]
 }
 
-/** Sends `workload` from 50 connections for `seconds`, measuring the server's CPU over the same window. */
-export async function load (server: Server, workload: Workload, seconds: number, onTick?: (elapsed: number) => void): Promise<LoadResult> {
-  const started = Date.now()
-  const timer = onTick === undefined ? undefined : setInterval(() => onTick((Date.now() - started) / 1000), 1000)
-  const cpuBefore = await serverCpu(server)
-  const result = await autocannon({
+function cannon (server: Server, workload: Workload, seconds: number): Promise<autocannon.Result> {
+  return autocannon({
     url: server.url,
     connections: CONNECTIONS,
     duration: seconds,
     ...(RATE > 0 && { overallRate: RATE }),
     requests: requestsOf(workload)
   })
-  const cpu = await serverCpu(server) - cpuBefore
-  clearInterval(timer)
+}
+
+function loadResult (result: autocannon.Result, cpu: number): LoadResult {
   return {
     requests: result.requests.average,
     p50: result.latency.p50,
@@ -133,4 +130,27 @@ export async function load (server: Server, workload: Workload, seconds: number,
     non2xx: result.non2xx,
     cpuUsPerRequest: cpu / result.requests.total
   }
+}
+
+/** Sends `workload` from 50 connections for `seconds`, measuring the server's CPU over the same window. */
+export async function load (server: Server, workload: Workload, seconds: number, onTick?: (elapsed: number) => void): Promise<LoadResult> {
+  const started = Date.now()
+  const timer = onTick === undefined ? undefined : setInterval(() => onTick((Date.now() - started) / 1000), 1000)
+  const cpuBefore = await serverCpu(server)
+  const result = await cannon(server, workload, seconds)
+  const cpu = await serverCpu(server) - cpuBefore
+  clearInterval(timer)
+  return loadResult(result, cpu)
+}
+
+/**
+ * Loads every server at once, each from 50 connections of its own, for the same `seconds`:
+ * on one core, whatever else the machine does in that window it does to all of them,
+ * so their CPU per request can be set against each other. The loads start in the order given.
+ */
+export async function loadTogether (loads: Array<[Server, Workload]>, seconds: number): Promise<LoadResult[]> {
+  const before = await Promise.all(loads.map(([server]) => serverCpu(server)))
+  const results = await Promise.all(loads.map(([server, workload]) => cannon(server, workload, seconds)))
+  const after = await Promise.all(loads.map(([server]) => serverCpu(server)))
+  return results.map((result, i) => loadResult(result, after[i] - before[i]))
 }

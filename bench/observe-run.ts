@@ -6,7 +6,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { RATE } from './load.js'
-import { measureObservability, OBSERVE_ROUNDS } from './observe.js'
+import { measureObservability, OBSERVE_INSTANCES, OBSERVE_ROUNDS } from './observe.js'
 import { fmt, machine, writeSection } from './report.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
@@ -27,11 +27,11 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 const report = [
-  `- command: \`npm run bench:observe\` (BENCH_SECONDS=${SECONDS}, BENCH_OBSERVE_ROUNDS=${OBSERVE_ROUNDS}${RATE > 0 ? `, BENCH_RATE=${RATE}` : ''})`,
+  `- command: \`npm run bench:observe\` (BENCH_SECONDS=${SECONDS}, BENCH_OBSERVE_ROUNDS=${OBSERVE_ROUNDS}, BENCH_OBSERVE_INSTANCES=${OBSERVE_INSTANCES}${RATE > 0 ? `, BENCH_RATE=${RATE}` : ''})`,
   `- date: ${new Date().toISOString()}; whole run ${fmt((performance.now() - started) / 1000)} s`,
   `- machine: ${machine()}; load average (1 min) ${fmt(loadAtStart, 1)} at the start, ${fmt(loadavg()[0], 1)} at the end`,
-  `- load: the create scenario of \`npm run bench\` (${taskset ? 'autocannon on core 0, the servers on core 1, ' : ''}50 connections${RATE > 0 ? ` sending ${RATE} requests/s in all` : ''}, ` +
-    `each server warmed up, then ${SECONDS} s measured per row); server CPU µs/req is the server process's own \`process.cpuUsage()\` over the window.`,
+  `- load: the create scenario of \`npm run bench\` (${taskset ? 'autocannon on core 0, the servers on core 1, ' : ''}50 connections per server${RATE > 0 ? ` sending ${RATE} requests/s in all` : ''}, ` +
+    `each server warmed up, then the two servers of a pair loaded at once for ${SECONDS} s); server CPU µs/req is the server process's own \`process.cpuUsage()\` over the window.`,
   '', ...observe.lines
 ].join('\n')
 writeSection(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench:observe`', report)

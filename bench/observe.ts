@@ -1,22 +1,27 @@
 import { join } from 'node:path'
 import { create, TOKEN, type Server } from './load.js'
 import { otlpSink } from './otlp-sink.js'
-import { find, runPhase, type PhaseOptions, type Row, type Target } from './phase.js'
+import { runPairs, type Pair, type PairRow, type PhaseOptions, type Target } from './phase.js'
 import { fmt, median } from './report.js'
 
 const CREATE = 'POST /plants, unique ids'
 // Tracing costs a few µs a request, and a shared machine moves more than that between
-// two windows: every pair is measured over several rounds, the order flipping every round,
-// and each row is the median of its rounds' ratios.
-export const OBSERVE_ROUNDS = Number(process.env.BENCH_OBSERVE_ROUNDS ?? 6)
+// two windows: the two servers of a pair are loaded at the same time, on the same core,
+// in several rounds, and each row is the median of its rounds' ratios.
+// Two servers that cost the same can differ by a few percent for as long as they run (one
+// pair of processes measured 0.96 to 0.98 in every round, two others 0.99), more than the
+// rounds of one pair differ: each pair is started afresh OBSERVE_INSTANCES times, and
+// measured in OBSERVE_ROUNDS rounds each time.
+export const OBSERVE_ROUNDS = Number(process.env.BENCH_OBSERVE_ROUNDS ?? 2)
+export const OBSERVE_INSTANCES = Number(process.env.BENCH_OBSERVE_INSTANCES ?? 5)
 // A caller's traceparent whose flags (00) say that it did not sample the trace.
 const UNSAMPLED_CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00'
 const METRICS_ON = 'SQLite normal, metrics on'
-const TRACED = 'SQLite normal, metrics on, every request traced'
-const SAMPLED = 'SQLite normal, metrics on, 10% traced'
-const UNSAMPLED = 'SQLite normal, metrics on, traced, callers that do not sample'
 // The same requests, traceparent and all, to the untraced server: what the header itself
 // costs (its bytes parsed, one more header) is the caller's, not tracing's.
+const TRACED = { name: 'SQLite normal, metrics on, every request traced', prefix: 'traced' }
+const SAMPLED = { name: 'SQLite normal, metrics on, 10% traced', prefix: 'sampled' }
+const UNSAMPLED = { name: 'SQLite normal, metrics on, traced, callers that do not sample', prefix: 'unsampled' }
 const UNTRACED_CALLERS = 'SQLite normal, metrics on, the same callers (traceparent not sampled)'
 
 export interface ObserveOptions {
@@ -35,64 +40,69 @@ async function createsAnswered (server: Server): Promise<number> {
 }
 
 /**
- * Metrics and tracing, each server against the same one without them, back to back.
+ * Metrics and tracing, each server against the same one without them, both loaded at once.
  * Metrics are on by default (METRICS=true); tracing is on with an OTLP endpoint,
  * here a collector in this process that takes every export and keeps nothing.
- * Returns the servers (for their start and RSS figures) and the section's lines.
+ * Returns the first instance's servers (for their start and RSS figures) and the section's lines.
  */
 export async function measureObservability ({ dir, phase, server, baseline }: ObserveOptions): Promise<{ targets: Target[], lines: string[] }> {
   const sink = await otlpSink()
   // Each traced server posts under a path of its own, and says after each load how many creates it answered.
   const answered = new Map<string, number>()
-  const traced = (file: string, env: Record<string, string> = {}) => ({
-    env: { DATABASE_URL: `sqlite:${join(dir, file)}`, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sink.url}/${file}/v1/traces`, ...env },
-    settle: async (target: Server) => { answered.set(file, await createsAnswered(target)) }
+  let file = 0
+  const sqlite = (name: string, env: Record<string, string> = {}, headers?: Record<string, string>): Target =>
+    ({ name, script: server, env: { DATABASE_URL: `sqlite:${join(dir, `observe-${file++}.db`)}`, ...env }, ...(headers && { headers }) })
+  const tracedServer = (name: string, prefix: string, env: Record<string, string> = {}, headers?: Record<string, string>): Target => ({
+    ...sqlite(name, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sink.url}/${prefix}/v1/traces`, ...env }, headers),
+    settle: async (target: Server) => { answered.set(prefix, await createsAnswered(target)) }
   })
-  const targets: Target[] = [
-    { name: 'baseline, metrics on', script: baseline, env: { DATABASE_URL: 'sqlite::memory:' } },
-    { name: 'baseline, metrics off', script: baseline, env: { DATABASE_URL: 'sqlite::memory:', METRICS: 'false' } },
-    // Each pair below measured back to back, or one apart, in every round: the untraced server
-    // between the two traced ones, each sampled server next to it.
-    { name: 'SQLite normal, metrics off', script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-off.db')}`, METRICS: 'false' } },
-    { name: TRACED, script: server, ...traced('traced.db') },
-    { name: METRICS_ON, script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'metrics-on.db')}` } },
-    { name: SAMPLED, script: server, ...traced('sampled.db', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }) },
-    { name: UNSAMPLED, script: server, ...traced('unsampled.db'), headers: { traceparent: UNSAMPLED_CALLER } },
-    { name: UNTRACED_CALLERS, script: server, env: { DATABASE_URL: `sqlite:${join(dir, 'untraced-callers.db')}` }, headers: { traceparent: UNSAMPLED_CALLER } }
+  const untraced = () => sqlite(METRICS_ON)
+  // Each pair has two servers of its own, loaded at the same time; a new pair of processes per instance.
+  const pairsOf = (instance: number): Pair[] => [
+    { target: { name: 'baseline, metrics on', script: baseline, env: { DATABASE_URL: 'sqlite::memory:' } }, against: { name: 'baseline, metrics off', script: baseline, env: { DATABASE_URL: 'sqlite::memory:', METRICS: 'false' } } },
+    { target: sqlite(METRICS_ON), against: sqlite('SQLite normal, metrics off', { METRICS: 'false' }) },
+    { target: tracedServer(TRACED.name, `${TRACED.prefix}-${instance}`), against: untraced() },
+    { target: tracedServer(SAMPLED.name, `${SAMPLED.prefix}-${instance}`, { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }), against: untraced() },
+    { target: tracedServer(UNSAMPLED.name, `${UNSAMPLED.prefix}-${instance}`, {}, { traceparent: UNSAMPLED_CALLER }), against: sqlite(UNTRACED_CALLERS, {}, { traceparent: UNSAMPLED_CALLER }) },
+    { target: sqlite(UNTRACED_CALLERS, {}, { traceparent: UNSAMPLED_CALLER }), against: untraced() },
+    // Two identical servers: how far apart the method puts two that cost the same.
+    { target: sqlite(`${METRICS_ON}, a second one`), against: untraced() }
   ]
-  let rows: Row[]
+  const instances = Array.from({ length: OBSERVE_INSTANCES }, (_, instance) => pairsOf(instance))
+  // Every instance's rows of each pair, by the pair's place in the list.
+  const rows: PairRow[][][] = instances[0].map(() => [])
   try {
-    rows = await runPhase(targets, [[CREATE, create]], { ...phase, rounds: OBSERVE_ROUNDS })
+    for (const pairs of instances) {
+      const measured = await runPairs(pairs, create, { ...phase, rounds: OBSERVE_ROUNDS })
+      pairs.forEach((pair, i) => rows[i].push(measured.filter((row) => row.pair === pair)))
+    }
   } finally {
     await sink.close()
   }
   const exported = sink.received()
-  const rounds = Array.from({ length: OBSERVE_ROUNDS }, (_, round) => round)
-  const pairs = [
-    ['baseline, metrics on', 'baseline, metrics off'],
-    [METRICS_ON, 'SQLite normal, metrics off'],
-    [TRACED, METRICS_ON],
-    [SAMPLED, METRICS_ON],
-    [UNSAMPLED, UNTRACED_CALLERS],
-    [UNTRACED_CALLERS, METRICS_ON]
-  ]
   const lines = [
     '| request | server | against | req/s | × against | server CPU µs/req | CPU × against | CPU × against, each round | p50 ms | p99 ms | errors | non-2xx |',
     '|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|',
-    ...pairs.map(([name, against]) => {
-      const results = rounds.map((round) => [find(rows, CREATE, name, round), find(rows, CREATE, against, round)])
-      const cpu = results.map(([row, reference]) => reference.cpuUsPerRequest / row.cpuUsPerRequest)
-      return `| ${CREATE} | ${name} | ${against} | ${fmt(median(results.map(([row]) => row.requests)))} | ` +
+    ...instances[0].map(({ target, against }, i) => {
+      const results = rows[i].flat().map(({ result, reference }) => [result, reference])
+      const cpu = (row: PairRow): number => row.reference.cpuUsPerRequest / row.result.cpuUsPerRequest
+      return `| ${CREATE} | ${target.name} | ${against.name} | ${fmt(median(results.map(([row]) => row.requests)))} | ` +
         `${fmt(median(results.map(([row, reference]) => row.requests / reference.requests)), 2)} | ${fmt(median(results.map(([row]) => row.cpuUsPerRequest)))} | ` +
-        `${fmt(median(cpu), 2)} | ${cpu.map((ratio) => fmt(ratio, 2)).join(', ')} | ` +
+        `${fmt(median(rows[i].flat().map(cpu)), 2)} | ${rows[i].map((instance) => instance.map((row) => fmt(cpu(row), 2)).join(', ')).join(' / ')} | ` +
         `${median(results.map(([row]) => row.p50))} | ${median(results.map(([row]) => row.p99))} | ` +
         `${results.reduce((sum, [row]) => sum + row.errors, 0)} | ${results.reduce((sum, [row]) => sum + row.non2xx, 0)} |`
     }),
     '', 'Request spans the collector received per create the server answered (warm-up included): ' +
-      [[TRACED, 'traced.db'], [SAMPLED, 'sampled.db'], [UNSAMPLED, 'unsampled.db']]
-        .map(([name, file]) => `${name.replace('SQLite normal, metrics on, ', '')} ${fmt(sink.received(file).requestSpans / (answered.get(file) ?? NaN), 3)}`).join('; ') +
+      [TRACED, SAMPLED, UNSAMPLED].map(({ name, prefix }) => {
+        const each = instances.map((_, instance) => `${prefix}-${instance}`)
+        const spans = each.reduce((sum, path) => sum + sink.received(path).requestSpans, 0)
+        return `${name.replace('SQLite normal, metrics on, ', '')} ${fmt(spans / each.reduce((sum, path) => sum + (answered.get(path) ?? NaN), 0), 3)}`
+      }).join('; ') +
       ' (every request traced: 1 when none was dropped; 10%: about 0.1; callers that do not sample: 0).',
-    '', `Each pair measured in ${OBSERVE_ROUNDS} rounds (BENCH_OBSERVE_ROUNDS), the servers' order flipping every round; each cell is the median over the rounds (errors and non-2xx: the sum). ` +
+    '', 'Each pair is two servers of its own, started for its rounds and stopped after them, both on core 1, loaded at the same time from 50 connections each ' +
+      `(a first window of ${phase.seconds} s unmeasured, then ${OBSERVE_ROUNDS} rounds of ${phase.seconds} s, BENCH_OBSERVE_ROUNDS), and started afresh ${OBSERVE_INSTANCES} times (BENCH_OBSERVE_INSTANCES; each round's ratio below, the instances apart by a slash); ` +
+      'which load starts first flipping every round; each cell is the median over every round of every instance (errors and non-2xx: the sum). ' +
+      'The last pair is two identical servers: its spread is the method\'s own. ' +
       '× against: req/s over the other\'s; CPU × against: the other\'s server CPU per request over this row\'s (below 1 costs more: 0.80 is 25% more CPU per request); ' +
       'on a busy machine CPU per request moves less than req/s does. ' +
       'Metrics on is the default (`GET /metrics`, request counts and durations by route, store batches); off is `METRICS=false`. ' +
@@ -103,5 +113,6 @@ export async function measureObservability ({ dir, phase, server, baseline }: Ob
       `Callers that do not sample: the default sampler (\`parentbased_always_on\`), every request carrying \`traceparent: ${UNSAMPLED_CALLER}\`, whose flags say that its caller did not sample it, against the untraced server sent the same requests; ` +
         'the row after it is what the header alone costs the untraced server.'
   ]
-  return { targets, lines }
+  // The first instance's servers stand for the rest in the bench's table of start times and RSS.
+  return { targets: instances[0].flatMap(({ target, against }) => [target, against]), lines }
 }

@@ -1,4 +1,4 @@
-import { load, rss, startServer, stopServer, warmUp, type LoadResult, type Server, type Workload } from './load.js'
+import { load, loadTogether, rss, startServer, stopServer, warmUp, type LoadResult, type Server, type Workload } from './load.js'
 import { fmt } from './report.js'
 
 /** A server to start: the service, or the baseline, on one store. */
@@ -39,14 +39,7 @@ export interface PhaseOptions {
 export async function runPhase (targets: Target[], workloads: Array<[string, Workload]>, options: PhaseOptions): Promise<Row[]> {
   const rows: Row[] = []
   try {
-    for (const [i, target] of targets.entries()) {
-      target.server = await startServer(target.script, target.env, options.port + i, options.taskset)
-      await target.setup?.(target.server)
-      // JIT and page cache, for every workload before any is measured: one that
-      // runs later must not find the code more optimized than one that ran first.
-      for (const [, shape] of workloads) await warmUp(target.server, withHeaders(shape, target), options.warmUpRequests, options.warmUpSeconds)
-      await target.settle?.(target.server)
-    }
+    await startTargets(targets, workloads, options)
     for (let round = 0; round < (options.rounds ?? 1); round++) {
       for (const [workload, shape] of workloads) {
         for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
@@ -58,13 +51,63 @@ export async function runPhase (targets: Target[], workloads: Array<[string, Wor
       }
     }
   } finally {
-    for (const target of targets) {
-      if (target.server === undefined) continue
-      target.peakRss = rss(target.server.child.pid as number, 'VmHWM')
-      await stopServer(target.server)
+    await stopTargets(targets)
+  }
+  return rows
+}
+
+/** Two servers measured at the same time: `target` and the one it is set against. */
+export interface Pair { target: Target, against: Target }
+
+export interface PairRow { round: number, pair: Pair, result: LoadResult, reference: LoadResult }
+
+/**
+ * Each pair in turn: starts its two servers, then loads both at once (loadTogether) in
+ * every round, which of the two starts first flipping every round, and stops them. A
+ * pair's ratio then comes from one window at a time, on a core that runs only those two:
+ * two identical servers measured so agree within a few percent, where two windows back
+ * to back differ by a quarter.
+ */
+export async function runPairs (pairs: Pair[], workload: Workload, options: PhaseOptions): Promise<PairRow[]> {
+  const rows: PairRow[] = []
+  for (const pair of pairs) {
+    const targets = [pair.target, pair.against]
+    try {
+      await startTargets(targets, [['', workload]], options)
+      // Unmeasured: a first window together, which ran slower than the rest for one server or the other.
+      await loadTogether(targets.map((target) => [target.server as Server, withHeaders(workload, target)]), options.seconds)
+      for (let round = 0; round < (options.rounds ?? 1); round++) {
+        const both = round % 2 === 0 ? targets : [pair.against, pair.target]
+        const results = await loadTogether(both.map((target) => [target.server as Server, withHeaders(workload, target)]), options.seconds)
+        for (const target of both) await target.settle?.(target.server as Server)
+        const [result, reference] = round % 2 === 0 ? results : [results[1], results[0]]
+        process.stderr.write(`bench: ${pair.target.name}: ${fmt(result.cpuUsPerRequest, 1)} µs CPU/req, ${pair.against.name}: ${fmt(reference.cpuUsPerRequest, 1)}\n`)
+        rows.push({ round, pair, result, reference })
+      }
+    } finally {
+      await stopTargets(targets)
     }
   }
   return rows
+}
+
+async function startTargets (targets: Target[], workloads: Array<[string, Workload]>, options: PhaseOptions): Promise<void> {
+  for (const [i, target] of targets.entries()) {
+    target.server = await startServer(target.script, target.env, options.port + i, options.taskset)
+    await target.setup?.(target.server)
+    // JIT and page cache, for every workload before any is measured: one that
+    // runs later must not find the code more optimized than one that ran first.
+    for (const [, shape] of workloads) await warmUp(target.server, withHeaders(shape, target), options.warmUpRequests, options.warmUpSeconds)
+    await target.settle?.(target.server)
+  }
+}
+
+async function stopTargets (targets: Target[]): Promise<void> {
+  for (const target of targets) {
+    if (target.server === undefined) continue
+    target.peakRss = rss(target.server.child.pid as number, 'VmHWM')
+    await stopServer(target.server)
+  }
 }
 
 function withHeaders (workload: Workload, { headers }: Target): Workload {

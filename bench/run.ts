@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { writeCursor } from '../plugins/plants/cursor.js'
 import { fillStore, timePages, type PageTimes } from './big-store.js'
 import { create, getPath, getRandom, load, rss, startServer, stopServer, type Server, type Workload } from './load.js'
-import { measureObservability, OBSERVE_ROUNDS } from './observe.js'
+import { measureObservability, OBSERVE_INSTANCES, OBSERVE_ROUNDS } from './observe.js'
 import { find, runPhase, type Row, type Target } from './phase.js'
 import { freshDatabase, hasPgbench, pgbenchTps } from './pgbench.js'
 import { floorCells, FLOOR_ALIGN, FLOOR_HEADER, fmt, LOAD_ALIGN, LOAD_HEADER, loadCells, machine, writeSection } from './report.js'
@@ -184,7 +184,7 @@ lines.push('', '### Sustained load', '', `SQLite normal, creates, ${SOAK_SECONDS
   marks.map(([s, mib]) => `${fmt(s)} s: ${fmt(mib, 1)} (${fmt(mib / at10, 2)}×)`).join(', ') + '.')
 
 const report = [
-  `- command: \`${withPg ? `PLANT_STORE_TEST_PG_URL=${PG_URL} ` : ''}npm run bench\` (BENCH_SECONDS=${SECONDS}, BENCH_SOAK_SECONDS=${SOAK_SECONDS}, BENCH_PLANTS=${PLANTS}, BENCH_OBSERVE_ROUNDS=${OBSERVE_ROUNDS})`,
+  `- command: \`${withPg ? `PLANT_STORE_TEST_PG_URL=${PG_URL} ` : ''}npm run bench\` (BENCH_SECONDS=${SECONDS}, BENCH_SOAK_SECONDS=${SOAK_SECONDS}, BENCH_PLANTS=${PLANTS}, BENCH_OBSERVE_ROUNDS=${OBSERVE_ROUNDS}, BENCH_OBSERVE_INSTANCES=${OBSERVE_INSTANCES})`,
   `- date: ${new Date().toISOString()}`,
   `- machine: ${machine()}; load average (1 min) ${fmt(loadAtStart, 1)} at the start, ${fmt(loadavg()[0], 1)} at the end`,
   `- whole run: ${fmt((performance.now() - started) / 1000)} s after the build`,
