@@ -7,21 +7,21 @@ import { fmt, median } from './report.js'
 const CREATE = 'POST /plants, unique ids'
 // Tracing costs a few µs a request, and a shared machine moves more than that between
 // two windows: the two servers of a pair are loaded at the same time, on the same core,
-// in several rounds, and each row is the median of its rounds' ratios.
-// Two servers that cost the same can differ by a few percent for as long as they run (one
-// pair of processes measured 0.96 to 0.98 in every round, two others 0.99), more than the
-// rounds of one pair differ: each pair is started afresh OBSERVE_INSTANCES times, and
-// measured in OBSERVE_ROUNDS rounds each time.
+// and each row is the median of its rounds' ratios. Two servers that cost the same can
+// still differ by a few percent for as long as they run (one pair of processes measured
+// 0.96 to 0.98 in every round, two others 0.99), more than the rounds of one pair differ:
+// each pair is started afresh OBSERVE_INSTANCES times, and measured in OBSERVE_ROUNDS rounds each time.
 export const OBSERVE_ROUNDS = Number(process.env.BENCH_OBSERVE_ROUNDS ?? 2)
 export const OBSERVE_INSTANCES = Number(process.env.BENCH_OBSERVE_INSTANCES ?? 5)
 // A caller's traceparent whose flags (00) say that it did not sample the trace.
 const UNSAMPLED_CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00'
 const METRICS_ON = 'SQLite normal, metrics on'
-// The same requests, traceparent and all, to the untraced server: what the header itself
-// costs (its bytes parsed, one more header) is the caller's, not tracing's.
+// Each traced server posts its spans under a path of its own (prefix-instance).
 const TRACED = { name: 'SQLite normal, metrics on, every request traced', prefix: 'traced' }
 const SAMPLED = { name: 'SQLite normal, metrics on, 10% traced', prefix: 'sampled' }
 const UNSAMPLED = { name: 'SQLite normal, metrics on, traced, callers that do not sample', prefix: 'unsampled' }
+// The same requests, traceparent and all, to the untraced server: what the header itself
+// costs (its bytes parsed, one more header) is the caller's, not tracing's.
 const UNTRACED_CALLERS = 'SQLite normal, metrics on, the same callers (traceparent not sampled)'
 
 export interface ObserveOptions {
