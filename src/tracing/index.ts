@@ -26,8 +26,9 @@ export interface Tracing {
 // The longest a shutdown waits for the collector to take the last spans, in ms.
 const FLUSH_TIMEOUT = 2000
 
-// The probes are asked every few seconds by load balancers: their spans would be noise.
-const UNTRACED = new Set(['/health', '/ready'])
+// The probes are asked every few seconds by load balancers, and /metrics by Prometheus: their
+// spans would be noise, and a scrape's span would be the only sampled request of a server whose callers do not sample.
+const UNTRACED = new Set(['/health', '/ready', '/metrics'])
 // The most links a batch's span keeps: the largest batch (SQLite's; PostgreSQL's are smaller).
 const MAX_LINKS = 1000
 

@@ -14,6 +14,7 @@ t.test('a span per request and per store batch, exported as OTLP/JSON; an incomi
   t.equal(created.statusCode, 200)
   t.equal((await getPlant(app, 1)).statusCode, 200)
   t.equal((await app.inject('/health')).statusCode, 200)
+  t.equal((await app.inject({ url: '/metrics', headers: AUTH })).statusCode, 200)
   await app.close() // sends what is buffered
 
   t.ok(receiver.requests.length > 0, 'exported')
@@ -55,6 +56,7 @@ t.test('a span per request and per store batch, exported as OTLP/JSON; an incomi
   t.equal(get?.attributes['url.path'], '/plants/1')
 
   t.notOk(spans.some((span) => span.attributes['url.path'] === '/health'), 'the probes are not traced')
+  t.notOk(spans.some((span) => span.attributes['url.path'] === '/metrics'), 'nor are the scrapes')
 })
 
 t.test('one store batch, linked to every sampled request it carried; a caller\'s unsampled trace exports nothing; a webhook attempt is a client span whose traceparent the receiver gets', async (t) => {
