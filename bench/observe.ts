@@ -84,13 +84,13 @@ export async function measureObservability ({ dir, phase, server, baseline }: Ob
     '| request | server | against | req/s | × against | server CPU µs/req | CPU × against | CPU × against, each round | p50 ms | p99 ms | errors | non-2xx |',
     '|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|',
     ...instances[0].map(({ target, against }, i) => {
-      const results = rows[i].flat().map(({ result, reference }) => [result, reference])
+      const all = rows[i].flat()
       const cpu = (row: PairRow): number => row.reference.cpuUsPerRequest / row.result.cpuUsPerRequest
-      return `| ${CREATE} | ${target.name} | ${against.name} | ${fmt(median(results.map(([row]) => row.requests)))} | ` +
-        `${fmt(median(results.map(([row, reference]) => row.requests / reference.requests)), 2)} | ${fmt(median(results.map(([row]) => row.cpuUsPerRequest)))} | ` +
-        `${fmt(median(rows[i].flat().map(cpu)), 2)} | ${rows[i].map((instance) => instance.map((row) => fmt(cpu(row), 2)).join(', ')).join(' / ')} | ` +
-        `${median(results.map(([row]) => row.p50))} | ${median(results.map(([row]) => row.p99))} | ` +
-        `${results.reduce((sum, [row]) => sum + row.errors, 0)} | ${results.reduce((sum, [row]) => sum + row.non2xx, 0)} |`
+      return `| ${CREATE} | ${target.name} | ${against.name} | ${fmt(median(all.map(({ result }) => result.requests)))} | ` +
+        `${fmt(median(all.map(({ result, reference }) => result.requests / reference.requests)), 2)} | ${fmt(median(all.map(({ result }) => result.cpuUsPerRequest)))} | ` +
+        `${fmt(median(all.map(cpu)), 2)} | ${rows[i].map((instance) => instance.map((row) => fmt(cpu(row), 2)).join(', ')).join(' / ')} | ` +
+        `${median(all.map(({ result }) => result.p50))} | ${median(all.map(({ result }) => result.p99))} | ` +
+        `${all.reduce((sum, { result }) => sum + result.errors, 0)} | ${all.reduce((sum, { result }) => sum + result.non2xx, 0)} |`
     }),
     '', 'Request spans the collector received per create the server answered (warm-up included): ' +
       [TRACED, SAMPLED, UNSAMPLED].map(({ name, prefix }) => {
