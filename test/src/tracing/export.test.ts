@@ -75,3 +75,18 @@ t.test('a collector that refuses: said once until it takes spans again, and the 
   await t.rejects(exporter.close(), { message: 'Bad Request' }, 'the last spans were refused')
   t.equal(lines.length, 2, 'the close says it itself')
 })
+
+t.test('the collector gets the headers OTEL_EXPORTER_OTLP_HEADERS names', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const before = process.env.OTEL_EXPORTER_OTLP_HEADERS
+  process.env.OTEL_EXPORTER_OTLP_HEADERS = 'x-collector-key=secret%20one'
+  t.teardown(() => {
+    if (before === undefined) delete process.env.OTEL_EXPORTER_OTLP_HEADERS
+    else process.env.OTEL_EXPORTER_OTLP_HEADERS = before
+  })
+  const { exporter, spans } = exporting(t, { url: `${receiver.url}/v1/traces` })
+  spans(1)
+  await exporter.close()
+  t.equal(receiver.requests.length, 1)
+  t.equal(receiver.requests[0].headers['x-collector-key'], 'secret one')
+})
