@@ -72,13 +72,15 @@ export async function runPairs (pairs: Pair[], workload: Workload, options: Phas
   const rows: PairRow[] = []
   for (const pair of pairs) {
     const targets = [pair.target, pair.against]
+    const together = (order: Target[]): Promise<LoadResult[]> =>
+      loadTogether(order.map((target) => [target.server as Server, withHeaders(workload, target)]), options.seconds)
     try {
       await startTargets(targets, [['', workload]], options)
       // Unmeasured: a first window together, which ran slower than the rest for one server or the other.
-      await loadTogether(targets.map((target) => [target.server as Server, withHeaders(workload, target)]), options.seconds)
+      await together(targets)
       for (let round = 0; round < (options.rounds ?? 1); round++) {
         const both = round % 2 === 0 ? targets : [pair.against, pair.target]
-        const results = await loadTogether(both.map((target) => [target.server as Server, withHeaders(workload, target)]), options.seconds)
+        const results = await together(both)
         for (const target of both) await target.settle?.(target.server as Server)
         const [result, reference] = round % 2 === 0 ? results : [results[1], results[0]]
         process.stderr.write(`bench: ${pair.target.name}: ${fmt(result.cpuUsPerRequest, 1)} µs CPU/req, ${pair.against.name}: ${fmt(reference.cpuUsPerRequest, 1)}\n`)
