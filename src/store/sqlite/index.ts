@@ -124,6 +124,9 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
         let results: Array<WriteResult | Error>
         try {
           results = run('write', () => {
+            // Before the commit as well as after it: a batch committed after the database file
+            // was replaced would go into the WAL, which a restart replays into the file now at the
+            // path (test/sqlite-file.test.ts fails without this check).
             verify()
             const committed = commitBatch.immediate(live.map((waiter) => waiter.item))
             // A file deleted while the batch committed took the batch with it: not a 200.
