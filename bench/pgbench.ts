@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -41,8 +41,12 @@ export async function pgbenchTps (url: string, clients: number, seconds: number,
   const script = join(tmpdir(), `plant-store-pgbench-${process.pid}.sql`)
   writeFileSync(script, "INSERT INTO pgbench_plants (id, name, tag) VALUES (nextval('pgbench_ids'), 'bench plant', 'bench');\n")
   const args = ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script, url]
-  const out = taskset
-    ? execFileSync('taskset', ['-c', '0', 'pgbench', ...args], { encoding: 'utf8' })
-    : execFileSync('pgbench', args, { encoding: 'utf8' })
-  return Number(/tps = ([\d.]+)/.exec(out)?.[1])
+  try {
+    const out = taskset
+      ? execFileSync('taskset', ['-c', '0', 'pgbench', ...args], { encoding: 'utf8' })
+      : execFileSync('pgbench', args, { encoding: 'utf8' })
+    return Number(/tps = ([\d.]+)/.exec(out)?.[1])
+  } finally {
+    rmSync(script, { force: true })
+  }
 }
