@@ -1,7 +1,9 @@
 import { ExportResultCode } from '@opentelemetry/core'
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http'
+import { createOtlpNetworkExportDelegate } from '@opentelemetry/otlp-exporter-base'
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate, createOtlpHttpExporterMetrics } from '@opentelemetry/otlp-exporter-base/node-http'
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
 import type { StoreLogger } from '../store/outage.js'
+import { CollectorConnection } from './collector-connection.js'
 import { JsonSpans, ProtobufSpans, type SpanBatch } from './otlp-encode.js'
 import type { RecordedSpan } from './spans.js'
 
@@ -26,8 +28,9 @@ const SCOPE = 'plant-store'
 
 /**
  * Sends spans to an OTLP/HTTP collector in batches, one export at a time, through
- * @opentelemetry/otlp-exporter-base (its retries, timeouts, OTEL_EXPORTER_OTLP_HEADERS
- * and compression). What it sends is encoded here, as each span ends (otlp-encode.ts).
+ * @opentelemetry/otlp-exporter-base (its timeouts, OTEL_EXPORTER_OTLP_HEADERS and compression
+ * settings, and for https: its transport); an http: collector gets them over a connection of
+ * our own (collector-connection.ts). What it sends is encoded here, as each span ends (otlp-encode.ts).
  */
 export class SpanExport {
   private readonly maxQueue: number
@@ -52,9 +55,12 @@ export class SpanExport {
       serializeRequest: (batch: SpanBatch) => batch.request(options.serviceName, SCOPE),
       deserializeResponse: (json ? JsonTraceSerializer : ProtobufTraceSerializer).deserializeResponse
     }
-    this.delegate = createOtlpHttpExportDelegate(
-      convertLegacyHttpOptions({ url: options.url, timeoutMillis: options.timeout ?? 5000 }, 'TRACES', 'v1/traces', { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' }),
-      serializer, json ? 'otlp_http_json_span_exporter' : 'otlp_http_span_exporter', { name: 'span', countItems: (batch) => batch.count }, undefined)
+    const config = convertLegacyHttpOptions({ url: options.url, timeoutMillis: options.timeout ?? 5000 }, 'TRACES', 'v1/traces', { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' })
+    const component = json ? 'otlp_http_json_span_exporter' : 'otlp_http_span_exporter'
+    const counted = { name: 'span' as const, countItems: (batch: SpanBatch) => batch.count }
+    this.delegate = config.url.startsWith('http:')
+      ? createOtlpNetworkExportDelegate(config, serializer, createOtlpHttpExporterMetrics(component, counted, config.url, undefined), new CollectorConnection(config))
+      : createOtlpHttpExportDelegate(config, serializer, component, counted, undefined)
     this.current = this.batch()
   }
 

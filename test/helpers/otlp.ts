@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { gunzipSync } from 'node:zlib'
 import type { Test } from 'tap'
 
 export interface ReceivedSpan {
@@ -18,7 +19,7 @@ export interface OtlpReceiver {
   url: string
   /** The spans of every JSON export received so far, flattened. */
   spans: ReceivedSpan[]
-  /** Every export as it arrived: its path, headers, raw body, and when it had arrived (performance.now()). */
+  /** Every export as it arrived: its path, headers, body as sent (gzipped or not), and when it had arrived (performance.now()). */
   requests: Array<{ path: string, headers: IncomingHttpHeaders, body: Buffer, at: number }>
 }
 
@@ -28,7 +29,7 @@ const attributes = (list: Array<{ key: string, value: AnyValue }> = []) => Objec
 
 /**
  * An OTLP/HTTP collector of the test's own on 127.0.0.1: it answers every
- * export with `status` (or what it says at the time) and keeps what it received; JSON exports are decoded.
+ * export with `status` (or what it says at the time) and keeps what it received; JSON exports are decoded (gunzipped first when gzipped).
  */
 export async function otlpReceiver (t: Test, status: number | (() => number) = 200): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
@@ -40,7 +41,8 @@ export async function otlpReceiver (t: Test, status: number | (() => number) = 2
       const body = Buffer.concat(chunks)
       requests.push({ path: req.url as string, headers: req.headers, body, at: performance.now() })
       if (req.headers['content-type'] === 'application/json') {
-        for (const resourceSpans of JSON.parse(body.toString()).resourceSpans) {
+        const json = req.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body
+        for (const resourceSpans of JSON.parse(json.toString()).resourceSpans) {
           const service = attributes(resourceSpans.resource.attributes)['service.name']
           for (const scope of resourceSpans.scopeSpans) {
             for (const span of scope.spans) {

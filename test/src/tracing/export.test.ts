@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib'
 import { SpanKind } from '@opentelemetry/api'
 import { AlwaysOnSampler } from '@opentelemetry/sdk-trace'
 import t, { type Test } from 'tap'
@@ -89,4 +90,29 @@ t.test('the collector gets the headers OTEL_EXPORTER_OTLP_HEADERS names', async 
   await exporter.close()
   t.equal(receiver.requests.length, 1)
   t.equal(receiver.requests[0].headers['x-collector-key'], 'secret one')
+})
+
+t.test('OTEL_EXPORTER_OTLP_COMPRESSION=gzip: each export gzipped', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const before = process.env.OTEL_EXPORTER_OTLP_COMPRESSION
+  process.env.OTEL_EXPORTER_OTLP_COMPRESSION = 'gzip'
+  t.teardown(() => {
+    if (before === undefined) delete process.env.OTEL_EXPORTER_OTLP_COMPRESSION
+    else process.env.OTEL_EXPORTER_OTLP_COMPRESSION = before
+  })
+  const { exporter, spans } = exporting(t, { url: `${receiver.url}/v1/traces` })
+  spans(2)
+  await exporter.close()
+  t.equal(receiver.requests[0].headers['content-encoding'], 'gzip')
+  t.equal(gunzipSync(receiver.requests[0].body).subarray(0, 1).toString(), '{', 'gzipped JSON')
+  t.same(receiver.spans.map((span) => span.name), ['span 0', 'span 1'])
+})
+
+t.test('an https: collector is reached over TLS, through @opentelemetry/otlp-exporter-base\'s transport', async (t) => {
+  // A plain-HTTP receiver at an https: URL: the TLS handshake fails, so no export arrives as HTTP.
+  const receiver = await otlpReceiver(t)
+  const { exporter, spans } = exporting(t, { url: `${receiver.url.replace('http:', 'https:')}/v1/traces`, timeout: 1000 })
+  spans(1)
+  await t.rejects(exporter.close(), { code: 'EPROTO', message: /wrong version number/ }, 'the handshake met plain HTTP')
+  t.equal(receiver.requests.length, 0, 'nothing in plain HTTP')
 })
