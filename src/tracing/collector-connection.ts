@@ -103,7 +103,9 @@ export class CollectorConnection implements IExporterTransport {
           answered = true
           try {
             const answer = reader.push(chunk)
-            if (answer !== undefined) finish(outcome(answer), answer.keepAlive)
+            // An answer that came before the whole export was written (a 413, say) leaves the rest
+            // of it on its way: the connection cannot carry another.
+            if (answer !== undefined) finish(outcome(answer), answer.keepAlive && socket.writableLength === 0)
           } catch (error) {
             finish({ status: 'failure', error: error as Error })
           }

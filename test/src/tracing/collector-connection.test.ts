@@ -167,6 +167,28 @@ t.test('an answer it cannot read fails the export and the connection', async (t)
   t.same(received.map((request) => request.connection), [1, 2])
 })
 
+t.test('an answer before the whole export was written: the connection is not used again', async (t) => {
+  // A collector that refuses as soon as it has the head, and never reads the body.
+  const sockets: Socket[] = []
+  const server = createServer((socket) => {
+    sockets.push(socket)
+    socket.pause()
+    socket.once('readable', () => { socket.write('HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n') })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => {
+    for (const socket of sockets) socket.destroy()
+    return new Promise((resolve) => server.close(resolve))
+  })
+  const connection = connecting(t, `http://127.0.0.1:${(server.address() as { port: number }).port}/v1/traces`)
+  // Far more than the socket buffers take at once.
+  const big = new Uint8Array(64 * 1024 * 1024)
+  t.match(await connection.send(big, 5000), { status: 'failure', error: { code: 413 } })
+  t.match(await connection.send(BYTES, 5000), { status: 'failure', error: { code: 413 } })
+  t.equal(sockets.length, 2, 'the second export on a connection of its own')
+})
+
 t.test('shutdown closes the connection; an export under way ends at once and is not sent again', async (t) => {
   const { url, sockets, received } = await collector(t, (request, index) => index === 0 ? OK : 'hang')
   const connection = connecting(t, url)
