@@ -20,6 +20,16 @@ function exporting (t: Test, options: Partial<SpanExportOptions> & { url: string
   return { exporter, spans, lines }
 }
 
+// Sets an environment variable the exporter reads for the test, and puts back what was there after it.
+function setEnv (t: Test, name: string, value: string): void {
+  const before = process.env[name]
+  process.env[name] = value
+  t.teardown(() => {
+    if (before === undefined) delete process.env[name]
+    else process.env[name] = before
+  })
+}
+
 // Waits for `done` to hold, looking every 5 ms; fails the test after 5 s.
 async function until (t: Test, done: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 5000
@@ -77,32 +87,15 @@ t.test('a collector that refuses: said once until it takes spans again, and the 
   t.equal(lines.length, 2, 'the close says it itself')
 })
 
-t.test('the collector gets the headers OTEL_EXPORTER_OTLP_HEADERS names', async (t) => {
+t.test('the collector gets the headers OTEL_EXPORTER_OTLP_HEADERS names, and gzip when OTEL_EXPORTER_OTLP_COMPRESSION says so', async (t) => {
   const receiver = await otlpReceiver(t)
-  const before = process.env.OTEL_EXPORTER_OTLP_HEADERS
-  process.env.OTEL_EXPORTER_OTLP_HEADERS = 'x-collector-key=secret%20one'
-  t.teardown(() => {
-    if (before === undefined) delete process.env.OTEL_EXPORTER_OTLP_HEADERS
-    else process.env.OTEL_EXPORTER_OTLP_HEADERS = before
-  })
-  const { exporter, spans } = exporting(t, { url: `${receiver.url}/v1/traces` })
-  spans(1)
-  await exporter.close()
-  t.equal(receiver.requests.length, 1)
-  t.equal(receiver.requests[0].headers['x-collector-key'], 'secret one')
-})
-
-t.test('OTEL_EXPORTER_OTLP_COMPRESSION=gzip: each export gzipped', async (t) => {
-  const receiver = await otlpReceiver(t)
-  const before = process.env.OTEL_EXPORTER_OTLP_COMPRESSION
-  process.env.OTEL_EXPORTER_OTLP_COMPRESSION = 'gzip'
-  t.teardown(() => {
-    if (before === undefined) delete process.env.OTEL_EXPORTER_OTLP_COMPRESSION
-    else process.env.OTEL_EXPORTER_OTLP_COMPRESSION = before
-  })
+  setEnv(t, 'OTEL_EXPORTER_OTLP_HEADERS', 'x-collector-key=secret%20one')
+  setEnv(t, 'OTEL_EXPORTER_OTLP_COMPRESSION', 'gzip')
   const { exporter, spans } = exporting(t, { url: `${receiver.url}/v1/traces` })
   spans(2)
   await exporter.close()
+  t.equal(receiver.requests.length, 1)
+  t.equal(receiver.requests[0].headers['x-collector-key'], 'secret one')
   t.equal(receiver.requests[0].headers['content-encoding'], 'gzip')
   t.equal(gunzipSync(receiver.requests[0].body).subarray(0, 1).toString(), '{', 'gzipped JSON')
   t.same(receiver.spans.map((span) => span.name), ['span 0', 'span 1'])
