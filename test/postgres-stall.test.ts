@@ -121,7 +121,9 @@ t.test('PostgreSQL stalled under 150 impatient clients: 503 within DATABASE_TIME
   t.ok(peak - before < 30, `RSS from ${before.toFixed(0)} MB to a peak of ${peak.toFixed(0)} MB`)
   const health = JSON.parse(await bounded(probed, STALL + 5000, 'the /health probe\'s end')) as number[]
   t.ok(health.length > 100, `${health.length} health checks`)
-  t.ok(percentile(health, 0.99) < 50, `/health p99 ${percentile(health, 0.99).toFixed(1)} ms, max ${Math.max(...health).toFixed(1)} ms`)
+  // Far inside DATABASE_TIMEOUT, which a /health that waited on the store would take whole: on a
+  // host six times slower than usual, the churn of 150 clients' connections alone put p99 at 52 to 61 ms.
+  t.ok(percentile(health, 0.99) < TIMEOUT / 10, `/health p99 ${percentile(health, 0.99).toFixed(1)} ms, max ${Math.max(...health).toFixed(1)} ms`)
 
   await proxy.restore()
   let after: Answer | undefined
