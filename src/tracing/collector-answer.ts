@@ -30,8 +30,10 @@ export class AnswerReader {
   private head: Head | undefined
   private readonly body: Buffer[] = []
   private size = 0
-  // Chunked: the bytes left of the current chunk, or undefined when its size line comes next.
+  // Chunked: the bytes left of the current chunk, or undefined when its size line comes next;
+  // and whether the last (empty) chunk has come, so that only trailers and a blank line are left.
   private chunkLeft: number | undefined
+  private lastChunk = false
 
   /** The whole answer once `chunk` completes it. */
   push (chunk: Buffer): CollectorAnswer | undefined {
@@ -47,7 +49,7 @@ export class AnswerReader {
       if (head.status >= 200) this.head = head
     }
     const { head } = this
-    if (head.chunked) return this.chunks(head)
+    if (head.chunked) return this.chunks()
     if (head.length === undefined) {
       this.take(this.buffered)
       this.buffered = Buffer.alloc(0)
@@ -65,7 +67,7 @@ export class AnswerReader {
     return this.head !== undefined && !this.head.chunked && this.head.length === undefined ? this.answer(true) : undefined
   }
 
-  private chunks (head: Head): CollectorAnswer | undefined {
+  private chunks (): CollectorAnswer | undefined {
     for (;;) {
       if (this.chunkLeft === undefined) {
         const line = this.buffered.indexOf(CRLF)
@@ -74,9 +76,9 @@ export class AnswerReader {
         if (!/^[0-9a-fA-F]{1,8}$/.test(size)) throw new Error('the collector answered with a chunk it cannot be read')
         this.buffered = this.buffered.subarray(line + 2)
         this.chunkLeft = parseInt(size, 16)
-        if (this.chunkLeft === 0) head.length = this.size
+        this.lastChunk = this.chunkLeft === 0
       }
-      if (head.length !== undefined) {
+      if (this.lastChunk) {
         // The last chunk: the answer ends with the blank line after any trailers.
         const bare = this.buffered.subarray(0, 2).equals(CRLF)
         const end = bare ? 2 : this.buffered.indexOf('\r\n\r\n') + 4

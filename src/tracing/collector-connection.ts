@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { gzip } from 'node:zlib'
 import { OTLPExporterError, type ExportResponse, type IExporterTransport } from '@opentelemetry/otlp-exporter-base'
+import { retryAfter } from '../client/retry.js'
 import { AnswerReader, type CollectorAnswer } from './collector-answer.js'
 
 export interface CollectorConnectionOptions {
@@ -147,14 +148,6 @@ export class CollectorConnection implements IExporterTransport {
 
 function outcome (answer: CollectorAnswer): ExportResponse {
   if (answer.status < 300) return { status: 'success', data: answer.body }
-  if (RETRYABLE_STATUS.has(answer.status)) return { status: 'retryable', retryInMillis: retryAfter(answer.retryAfter) }
+  if (RETRYABLE_STATUS.has(answer.status)) return { status: 'retryable', retryInMillis: retryAfter(answer.retryAfter ?? null) }
   return { status: 'failure', error: new OTLPExporterError(answer.reason, answer.status, answer.body.toString()) }
-}
-
-// Seconds or an HTTP date, as @opentelemetry/otlp-exporter-base reads Retry-After.
-export function retryAfter (value: string | undefined): number | undefined {
-  if (value === undefined) return undefined
-  if (/^\d+$/.test(value)) return Number(value) * 1000
-  const at = Date.parse(value)
-  return Number.isNaN(at) ? undefined : Math.max(at - Date.now(), 0)
 }

@@ -3,7 +3,7 @@ import { createServer, type Socket } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import { OTLPExporterError } from '@opentelemetry/otlp-exporter-base'
 import t, { type Test } from 'tap'
-import { CollectorConnection, retryAfter } from '../../../src/tracing/collector-connection.js'
+import { CollectorConnection } from '../../../src/tracing/collector-connection.js'
 
 interface Received { head: string, body: Buffer, connection: number }
 // What the collector does with a request: an answer to write (and then, with `close`, close the connection),
@@ -209,13 +209,4 @@ t.test('shutdown closes the connection; an export under way ends at once and is 
 t.test('an answer whose body runs to the connection\'s end', async (t) => {
   const { url } = await collector(t, () => ({ write: 'HTTP/1.1 200 OK\r\n\r\n{"partialSuccess":{}}', close: true }))
   t.same(await connecting(t, url).send(BYTES, 1000), { status: 'success', data: Buffer.from('{"partialSuccess":{}}') })
-})
-
-t.test('Retry-After in seconds or as a date', async (t) => {
-  t.equal(retryAfter(undefined), undefined)
-  t.equal(retryAfter('7'), 7000)
-  t.equal(retryAfter('soon'), undefined)
-  t.equal(retryAfter(new Date(Date.now() - 60_000).toUTCString()), 0, 'a date past is now')
-  const inAMinute = retryAfter(new Date(Date.now() + 60_000).toUTCString()) as number
-  t.ok(inAMinute > 58_000 && inAMinute <= 60_000, `${inAMinute} ms`)
 })
