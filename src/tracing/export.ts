@@ -39,6 +39,8 @@ export class SpanExport {
   private readonly delegate
   private current: SpanBatch
   private readonly ready: SpanBatch[] = []
+  // A batch whose export succeeded, emptied for the next: its buffer is not allocated again.
+  private spare: SpanBatch | undefined
   private queued = 0
   private dropped = 0
   private exporting = false
@@ -65,7 +67,9 @@ export class SpanExport {
   }
 
   private batch (): SpanBatch {
-    return this.options.protocol === 'http/json' ? new JsonSpans() : new ProtobufSpans()
+    const spare = this.spare
+    this.spare = undefined
+    return spare ?? (this.options.protocol === 'http/json' ? new JsonSpans() : new ProtobufSpans())
   }
 
   /** A span that ended: encoded into the batch that will carry it. */
@@ -109,6 +113,9 @@ export class SpanExport {
       this.queued -= batch.count
       if (code === ExportResultCode.SUCCESS) {
         this.failing = false
+        // Only after a success: a failure may be the delegate's timeout, with the request still being written.
+        batch.reset()
+        this.spare = batch
       } else if (this.closing !== undefined) {
         // The export delegate gives every failure its error.
         this.closing.failure = error as Error

@@ -21,17 +21,41 @@ const HAS_IS_REMOTE = 0x100
 const IS_REMOTE = 0x200
 const flags = (traceFlags: number, remote: boolean | undefined): number => (traceFlags & 0xff) | HAS_IS_REMOTE | (remote === true ? IS_REMOTE : 0)
 
+// A hex digit's value: 0-9 and a-f (A-F as well).
+const nibble = (code: number): number => code <= 57 ? code - 48 : (code | 32) - 87
+
 const varintSize = (value: number): number => {
   let size = 1
   for (let rest = value; rest > 127; rest = Math.floor(rest / 128)) size++
   return size
 }
 
-/** Protobuf: the spans of one export, each as field 2 of ScopeSpans, ready to be wrapped. */
+// What a batch keeps free before its spans for the head that request() writes there: the
+// resource (service.name) and the scope, and the lengths around them. A longer head is copied.
+const HEAD_ROOM = 256
+
+/**
+ * Protobuf: the spans of one export, each as field 2 of ScopeSpans, ready to be wrapped.
+ * A batch is reused once its export has succeeded (reset()), so its buffer is allocated and
+ * grown once, not per export: a buffer lives as long as its batch fills, long enough to be
+ * promoted, and the memory behind it goes only in a full collection.
+ */
 export class ProtobufSpans {
-  buffer = Buffer.allocUnsafe(64 * 1024)
-  pos = 0
+  buffer: Buffer
+  pos: number
   count = 0
+
+  /** `size`: the buffer's first size; `start`: where the spans begin, after the room for the head. */
+  constructor (size = 64 * 1024, private readonly start = HEAD_ROOM) {
+    this.buffer = Buffer.allocUnsafe(size)
+    this.pos = start
+  }
+
+  /** Empty again, its buffer kept: only once the export that carried it is over. */
+  reset (): void {
+    this.pos = this.start
+    this.count = 0
+  }
 
   private room (bytes: number): void {
     if (this.pos + bytes <= this.buffer.length) return
@@ -104,11 +128,16 @@ export class ProtobufSpans {
     this.close(start, 1)
   }
 
+  // An id's hex (lowercase, as the ids and the W3C propagator give it) as its bytes: in JS, not through a call into C++.
   private hex (field: number, id: string): void {
+    const bytes = id.length >> 1
     this.tag(field, 2)
-    this.varint(id.length / 2)
-    this.room(id.length / 2)
-    this.pos += this.buffer.write(id, this.pos, 'hex')
+    this.varint(bytes)
+    this.room(bytes)
+    const buffer = this.buffer
+    let at = this.pos
+    for (let i = 0; i < id.length; i += 2) buffer[at++] = (nibble(id.charCodeAt(i)) << 4) | nibble(id.charCodeAt(i + 1))
+    this.pos = at
   }
 
   private time (field: number, time: number): void {
@@ -200,10 +229,13 @@ export class ProtobufSpans {
     this.count++
   }
 
-  /** The ExportTraceServiceRequest: one resource, one scope, these spans. */
+  /**
+   * The ExportTraceServiceRequest: one resource, one scope, these spans. Written before the
+   * spans in the batch's own buffer, which it returns a view of: valid until reset().
+   */
   request (serviceName: string, scopeName: string): Uint8Array {
     // ResourceSpans { resource, ScopeSpans { scope, spans } }, its lengths counted, not reserved.
-    const fields = new ProtobufSpans()
+    const fields = new ProtobufSpans(HEAD_ROOM, 0)
     const resource = fields.open(1, 1)
     fields.attributes(1, { 'service.name': serviceName })
     fields.tag(2, 0)
@@ -213,10 +245,11 @@ export class ProtobufSpans {
     const scope = fields.open(1, 1)
     fields.string(1, scopeName)
     fields.close(scope, 1)
-    const scopeSpans = fields.pos - resourceEnd + this.pos
+    const spans = this.pos - this.start
+    const scopeSpans = fields.pos - resourceEnd + spans
     const resourceSpans = resourceEnd + 1 + varintSize(scopeSpans) + scopeSpans
 
-    const head = new ProtobufSpans()
+    const head = new ProtobufSpans(HEAD_ROOM, 0)
     head.tag(1, 2)
     head.varint(resourceSpans)
     head.room(fields.pos)
@@ -224,7 +257,10 @@ export class ProtobufSpans {
     head.tag(2, 2)
     head.varint(scopeSpans)
     head.pos += fields.buffer.copy(head.buffer, head.pos, resourceEnd, fields.pos)
-    return Buffer.concat([head.buffer.subarray(0, head.pos), this.buffer.subarray(0, this.pos)])
+    if (head.pos > this.start) return Buffer.concat([head.buffer.subarray(0, head.pos), this.buffer.subarray(this.start, this.pos)])
+    const from = this.start - head.pos
+    head.buffer.copy(this.buffer, from, 0, head.pos)
+    return this.buffer.subarray(from, this.pos)
   }
 }
 
@@ -253,6 +289,11 @@ const jsonLink = (context: SpanContext) => ({
 export class JsonSpans {
   readonly spans: string[] = []
   get count (): number { return this.spans.length }
+
+  /** Empty again (request() returns a copy: nothing of it is kept). */
+  reset (): void {
+    this.spans.length = 0
+  }
 
   add (span: RecordedSpan): void {
     this.spans.push(JSON.stringify({

@@ -76,10 +76,40 @@ t.test('protobuf: the bytes @opentelemetry/otlp-transformer writes for the same 
   t.ok(ours.equals(theirs), 'byte for byte')
 
   // One span alone, and the buffer grown from its first size.
-  const one = new ProtobufSpans()
-  one.buffer = Buffer.allocUnsafe(16)
+  const one = new ProtobufSpans(16)
   one.add(ended[2])
   t.ok(Buffer.from(one.request('plant-store-test', 'plant-store')).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest([readable(ended[2])] as never) as Uint8Array)))
+})
+
+t.test('a batch emptied after its export encodes the next spans as a new one would, in the buffer it already has', async (t) => {
+  const ended = spans()
+  // One resource object for all of them: the serializer groups spans by it.
+  const theirs = (some: RecordedSpan[], serviceName = 'plant-store-test') => {
+    const own = { attributes: { 'service.name': serviceName } }
+    return Buffer.from(ProtobufTraceSerializer.serializeRequest(some.map((span) => ({ ...readable(span), resource: own })) as never) as Uint8Array)
+  }
+  const batch = new ProtobufSpans()
+  for (const span of ended) batch.add(span)
+  const first = Buffer.from(batch.request('plant-store-test', 'plant-store'))
+  t.ok(first.equals(theirs(ended)))
+  const buffer = batch.buffer
+  batch.reset()
+  t.equal(batch.count, 0)
+  batch.add(ended[1])
+  t.ok(Buffer.from(batch.request('plant-store-test', 'plant-store')).equals(theirs([ended[1]])), 'only the spans added since')
+  t.equal(batch.buffer, buffer, 'not allocated again')
+
+  // A head longer than the room kept for it before the spans: written apart, then joined.
+  const long = 'plant-store-'.repeat(30)
+  batch.reset()
+  batch.add(ended[3])
+  t.ok(Buffer.from(batch.request(long, 'plant-store')).equals(theirs([ended[3]], long)), 'a service name of 330 characters')
+
+  const json = new JsonSpans()
+  json.add(ended[0])
+  json.reset()
+  json.add(ended[1])
+  t.equal(JSON.parse(Buffer.from(json.request('plant-store-test', 'plant-store')).toString()).resourceSpans[0].scopeSpans[0].spans.length, 1)
 })
 
 t.test('JSON: what @opentelemetry/otlp-transformer writes for the same spans', async (t) => {
