@@ -1,15 +1,14 @@
 import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type SpanContext, type TextMapPropagator } from '@opentelemetry/api'
-import type { FastifyError, FastifyPluginCallback, FastifyRequest } from 'fastify'
+import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { RecordedSpan, SpanAttributes, SpanTracer } from './spans.js'
 
 const kSpan = Symbol('plant-store request span')
-const kError = Symbol('plant-store request error')
 
 declare module 'fastify' {
   interface FastifyRequest {
+    // One decorator: Fastify sets each of them in every request's constructor, sampled or not.
     [kSpan]: RecordedSpan | null
-    [kError]: FastifyError | null
   }
 }
 
@@ -32,6 +31,24 @@ export interface RequestTracingOptions {
 
 // A version 00 traceparent whose flags say not sampled (the last bit clear), ids not all zeros.
 const NOT_SAMPLED = /^00-(?!0{32})[\da-f]{32}-(?!0{16})[\da-f]{16}-[\da-f][02468ace]$/
+
+/** A Host value's name, as Fastify's request.hostname gives it: an IPv6 literal keeps its brackets. */
+export function hostName (host: string): string {
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1)
+  const colon = host.indexOf(':')
+  return colon === -1 ? host : host.slice(0, colon)
+}
+
+/** A Host value's port, as Fastify's request.port gives it (`:` and digits at its end), or null. */
+export function hostPort (host: string): number | null {
+  const colon = host.lastIndexOf(':')
+  if (colon === -1 || colon === host.length - 1) return null
+  for (let i = colon + 1; i < host.length; i++) {
+    const code = host.charCodeAt(i)
+    if (code < 48 || code > 57) return null
+  }
+  return parseInt(host.slice(colon + 1), 10)
+}
 
 export interface RequestTracing {
   /** A server span per request, from onRequest to onResponse. Register it first, at the root. */
@@ -77,13 +94,18 @@ export function traceRequests ({ tracer, propagator, untraced, callerDecides = f
 
     const url = request.url
     const query = url.indexOf('?')
+    const scheme = request.protocol
+    // Fastify's host (X-Forwarded-Host from a trusted proxy, else Host), read once: its hostname
+    // and port getters each read it again, and the port's a regular expression with a named group.
+    const host = request.host
+    const port = hostPort(host)
     const attributes: SpanAttributes = {
       'http.request.method': method,
       'url.path': query === -1 ? url : url.slice(0, query),
-      'url.scheme': request.protocol,
-      'server.address': request.hostname,
+      'url.scheme': scheme,
+      'server.address': hostName(host),
       // From the Host header as the client wrote it, or its scheme's default: not the port behind a proxy.
-      'server.port': request.port ?? (request.protocol === 'https' ? 443 : 80)
+      'server.port': port ?? (scheme === 'https' ? 443 : 80)
     }
     if (method === '_OTHER') attributes['http.request.method_original'] = request.method
     if (route !== undefined) attributes['http.route'] = route
@@ -92,13 +114,13 @@ export function traceRequests ({ tracer, propagator, untraced, callerDecides = f
 
   const plugin: FastifyPluginCallback = (app, _options, done) => {
     app.decorateRequest(kSpan, null)
-    app.decorateRequest(kError, null)
     app.addHook('onRequest', (request, _reply, next) => {
       request[kSpan] = start(request) ?? null
       next()
     })
     app.addHook('onError', (request, _reply, error, next) => {
-      if (request[kSpan] !== null) request[kError] = error
+      const span = request[kSpan]
+      if (span !== null) span.error = error
       next()
     })
     app.addHook('onResponse', (request, reply, next) => {
@@ -108,7 +130,7 @@ export function traceRequests ({ tracer, propagator, untraced, callerDecides = f
         span.setAttribute('http.response.status_code', status)
         // A server's span is an error for a 5xx only: a 4xx is the client's.
         if (status >= 500) {
-          const error = request[kError]
+          const error = span.error
           span.setAttribute('error.type', error?.name ?? String(status))
           span.setStatus({ code: SpanStatusCode.ERROR, message: error?.message })
         }

@@ -22,6 +22,8 @@ export class RecordedSpan {
   readonly startTime = performance.now()
   endTime = -1
   status: SpanStatus = UNSET
+  /** What went wrong while a request's span was open (its onError), for its status once the answer is known. */
+  error: Error | undefined = undefined
 
   constructor (
     private readonly sink: SpanSink,

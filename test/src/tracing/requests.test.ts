@@ -4,7 +4,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import { traceRequests } from '../../../src/tracing/requests.js'
+import { hostName, hostPort, traceRequests } from '../../../src/tracing/requests.js'
 import { RandomIds, rootBound, SpanTracer, type RecordedSpan } from '../../../src/tracing/spans.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
@@ -58,6 +58,24 @@ t.test('a server span per request, named by method and route template, with HTTP
   await app.inject({ url: '/plants/8', headers: { host: 'plants.example' } })
   await app.inject({ url: '/plants/9', headers: { host: 'plants.example', 'x-forwarded-proto': 'https' } })
   t.same(spans().slice(1).map((span) => [span.attributes['url.scheme'], span.attributes['server.port']]), [['http', 80], ['https', 443]])
+})
+
+t.test('server.address and server.port: what Fastify\'s request.hostname and request.port read from the same host', async (t) => {
+  const { app, spans } = await traced(t)
+  // Fastify's own getters, in the handler, for the same request.
+  const fastify: Array<[string, number | null]> = []
+  app.get('/where', async (request) => {
+    fastify.push([request.hostname, request.port])
+    return {}
+  })
+  const hosts = ['plants.example:8443', 'plants.example', '127.0.0.1:3000', '[::1]:3000', '[::1]', '[2001:db8::7]:443', 'plants.example:', 'plants.example:80x', 'a:b:12', ':7']
+  for (const host of hosts) await app.inject({ url: '/where', headers: { host } })
+  // From a trusted proxy, X-Forwarded-Host is the host.
+  await app.inject({ url: '/where', headers: { host: 'inner:8080', 'x-forwarded-host': 'front.example:9443' } })
+  t.equal(fastify.length, hosts.length + 1)
+  const scheme = (port: number | null) => port ?? 80
+  t.same(spans().map((span) => [span.attributes['server.address'], span.attributes['server.port']]), fastify.map(([name, port]) => [name, scheme(port)]))
+  t.same(hosts.map((host) => [hostName(host), hostPort(host)]), fastify.slice(0, hosts.length))
 })
 
 t.test('failures: a 5xx is an error with its exception type, or its status; a 4xx is not; a 404 has no route', async (t) => {
