@@ -186,6 +186,20 @@ t.test('OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG choose which traces are 
   t.ok(some >= 10 && some <= 50, `traceidratio at 0.5: ${some} of 60 traces`)
 })
 
+t.test('under traceidratio as under the parent-based samplers, each recorded create\'s batch has a span, its child', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const app = await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' })
+  // One at a time: each create is a batch of its own.
+  for (let id = 1; id <= 40; id++) t.equal((await postPlant(app, { id, name: 'Fern' })).statusCode, 200)
+  await app.close()
+  const creates = receiver.spans.filter((span) => span.name === 'POST /plants')
+  const commits = receiver.spans.filter((span) => span.name === 'store commit')
+  // Binomial(40, 0.5): outside 5..35 with a probability under one in a million.
+  t.ok(creates.length >= 5 && creates.length <= 35, `${creates.length} of 40 creates recorded`)
+  t.same(commits.map((span) => `${span.traceId}/${span.parentSpanId}`).sort(), creates.map((span) => `${span.traceId}/${span.spanId}`).sort(),
+    'a commit span for each recorded create and for no other')
+})
+
 t.test('a webhook attempt that fails without an answer: its span is an error that says why', async (t) => {
   const receiver = await otlpReceiver(t)
   const app = await build(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '1h' })
