@@ -33,6 +33,10 @@ const varintSize = (value: number): number => {
 // What a batch keeps free before its spans for the head that request() writes there: the
 // resource (service.name) and the scope, and the lengths around them. A longer head is copied.
 const HEAD_ROOM = 256
+// A batch's first buffer, and the most it keeps from one export to the next: 512 request spans
+// take about 150 KB; a run of batches with a thousand links each may take megabytes, once.
+const FIRST_SIZE = 64 * 1024
+const MAX_KEPT = 1024 * 1024
 
 /**
  * Protobuf: the spans of one export, each as field 2 of ScopeSpans, ready to be wrapped.
@@ -46,13 +50,14 @@ export class ProtobufSpans {
   count = 0
 
   /** `size`: the buffer's first size; `start`: where the spans begin, after the room for the head. */
-  constructor (size = 64 * 1024, private readonly start = HEAD_ROOM) {
+  constructor (size = FIRST_SIZE, private readonly start = HEAD_ROOM) {
     this.buffer = Buffer.allocUnsafe(size)
     this.pos = start
   }
 
-  /** Empty again, its buffer kept: only once the export that carried it is over. */
+  /** Empty again, its buffer kept unless it grew past MAX_KEPT: only once the export that carried it is over. */
   reset (): void {
+    if (this.buffer.length > MAX_KEPT) this.buffer = Buffer.allocUnsafe(FIRST_SIZE)
     this.pos = this.start
     this.count = 0
   }

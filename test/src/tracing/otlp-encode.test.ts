@@ -105,6 +105,14 @@ t.test('a batch emptied after its export encodes the next spans as a new one wou
   batch.add(ended[3])
   t.ok(Buffer.from(batch.request(long, 'plant-store')).equals(theirs([ended[3]], long)), 'a service name of 330 characters')
 
+  // A buffer grown past 1 MiB (batches of spans with a thousand links) is not kept for the next export.
+  batch.reset()
+  while (batch.buffer.length <= 1024 * 1024) batch.add(ended[0])
+  batch.reset()
+  t.equal(batch.buffer.length, 64 * 1024, 'back to its first size')
+  batch.add(ended[1])
+  t.ok(Buffer.from(batch.request('plant-store-test', 'plant-store')).equals(theirs([ended[1]])))
+
   const json = new JsonSpans()
   json.add(ended[0])
   json.reset()
