@@ -11,8 +11,10 @@ const CREATE = 'POST /plants, unique ids'
 // still differ by a few percent for as long as they run (one pair of processes measured
 // 0.96 to 0.98 in every round, two others 0.99), more than the rounds of one pair differ:
 // each pair is started afresh OBSERVE_INSTANCES times, and measured in OBSERVE_ROUNDS rounds each time.
+// The server of a pair started first costs more (PhaseOptions.againstFirst), so every other
+// instance starts the other one first: an even count of instances balances it.
 export const OBSERVE_ROUNDS = Number(process.env.BENCH_OBSERVE_ROUNDS ?? 2)
-export const OBSERVE_INSTANCES = Number(process.env.BENCH_OBSERVE_INSTANCES ?? 5)
+export const OBSERVE_INSTANCES = Number(process.env.BENCH_OBSERVE_INSTANCES ?? 6)
 // A caller's traceparent whose flags (00) say that it did not sample the trace.
 const UNSAMPLED_CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00'
 const METRICS_ON = 'SQLite normal, metrics on'
@@ -72,8 +74,8 @@ export async function measureObservability ({ dir, phase, server, baseline }: Ob
   // Every instance's rows of each pair, by the pair's place in the list.
   const rows: PairRow[][][] = instances[0].map(() => [])
   try {
-    for (const pairs of instances) {
-      const measured = await runPairs(pairs, create, { ...phase, rounds: OBSERVE_ROUNDS })
+    for (const [instance, pairs] of instances.entries()) {
+      const measured = await runPairs(pairs, create, { ...phase, rounds: OBSERVE_ROUNDS, againstFirst: instance % 2 === 1 })
       pairs.forEach((pair, i) => rows[i].push(measured.filter((row) => row.pair === pair)))
     }
   } finally {
@@ -101,7 +103,7 @@ export async function measureObservability ({ dir, phase, server, baseline }: Ob
       ' (every request traced: 1 when none was dropped; 10%: about 0.1; callers that do not sample: 0).',
     '', 'Each pair is two servers of its own, started for its rounds and stopped after them, both on core 1, loaded at the same time from 50 connections each ' +
       `(a first window of ${phase.seconds} s unmeasured, then ${OBSERVE_ROUNDS} rounds of ${phase.seconds} s, BENCH_OBSERVE_ROUNDS), and started afresh ${OBSERVE_INSTANCES} times (BENCH_OBSERVE_INSTANCES; each round's ratio below, the instances apart by a slash); ` +
-      'which load starts first flipping every round; each cell is the median over every round of every instance (errors and non-2xx: the sum). ' +
+      'which load starts first flipping every round, and which server is started first flipping every instance; each cell is the median over every round of every instance (errors and non-2xx: the sum). ' +
       'The last pair is two identical servers: its spread is the method\'s own. ' +
       '× against: req/s over the other\'s; CPU × against: the other\'s server CPU per request over this row\'s (below 1 costs more: 0.80 is 25% more CPU per request); ' +
       'on a busy machine CPU per request moves less than req/s does. ' +
