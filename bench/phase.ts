@@ -31,8 +31,8 @@ export interface PhaseOptions {
   rounds?: number
   /**
    * runPairs: start each pair's `against` server first (on `port`), its `target` second. The server
-   * started first costs more: two identical servers read 0.989 and 1.023 by which started first
-   * (07:50, six instances). Flipped from one set of pairs to the next, that falls on both sides alike.
+   * started first costs more: two identical servers read 0.989 started first and 1.023 started second
+   * (three instances each way, 2026-11-27). Flipped from one set of pairs to the next, that falls on both sides alike.
    */
   againstFirst?: boolean
 }
