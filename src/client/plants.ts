@@ -23,7 +23,7 @@ export interface PlantsApi {
   /** Creates the plant, or finds it already there with the same content (a retry is safe); a different plant under its id is a 409. */
   create (plant: NewPlantInput, options?: CallOptions): Promise<Plant>
   get (id: PlantId, options?: CallOptions): Promise<Plant>
-  /** Resolves once the plant is deleted; a 404 when there was none (see the README on retries). */
+  /** Resolves once the plant is deleted; a 404 when there was none (see docs/client.md, "Retries"). */
   delete (id: PlantId, options?: CallOptions): Promise<void>
   /** Every plant (or every plant of a tag) in id order, page after page, following the `next` links. */
   list (query?: ListQuery, options?: CallOptions): AsyncGenerator<PlantListItem, void, undefined>
