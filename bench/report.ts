@@ -43,9 +43,11 @@ export function runFacts (command: string, commit = commitOf('.')): string[] {
   return [`- command: \`${pg}${options.join('')}${command}\``, `- date: ${new Date().toISOString().slice(0, 10)}`, `- Node.js: ${process.version}`, `- commit: ${commit}`]
 }
 
-/** The checkout's commit, marked `-dirty` when its files differ from it. */
+/** The checkout's commit, marked `-dirty` when its files differ from it (results.md aside: the bench writes it). */
 export function commitOf (dir: string): string {
-  return execFileSync('git', ['-C', dir, 'describe', '--always', '--dirty', '--abbrev=7'], { encoding: 'utf8' }).trim()
+  const git = (...args: string[]): string => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim()
+  const dirty = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/results.md') !== ''
+  return `${git('rev-parse', '--short=7', 'HEAD')}${dirty ? '-dirty' : ''}`
 }
 
 const INTRO = '# Benchmark results\n\nThe last run of each command. What they measure and how to read them: [docs/performance.md](../docs/performance.md).\n'
