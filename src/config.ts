@@ -4,7 +4,7 @@ import { isIP } from 'node:net'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import envSchema from 'env-schema'
-import { redactDatabaseUrl } from './redact.js'
+import { redactDatabaseUrl, redactEndpoint } from './redact.js'
 import { isScope, SCOPES, type Scope, type ScopedToken } from './scopes.js'
 
 function oneOf<T extends string> (values: readonly T[], description: string) {
@@ -163,10 +163,15 @@ function looseNumbers (data: Record<string, string | undefined>): string[] {
     .map(([name]) => name)
 }
 
+// Variables whose values hold credentials, shown without them when they are not valid.
+const URLS_WITH_SECRETS = new Set(['DATABASE_URL', 'REDIS_URL'])
+const ENDPOINTS = new Set(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'])
+
 function explain (names: Iterable<string>, env: Record<string, string | undefined>): string {
   return [...new Set(names)].map((name) => {
     const schema = (Environment.properties as Record<string, TSchema>)[name]
-    const value = (name === 'DATABASE_URL' || name === 'REDIS_URL') && env[name] !== undefined ? redactDatabaseUrl(env[name]) : env[name]
+    const given = env[name]
+    const value = given === undefined ? given : URLS_WITH_SECRETS.has(name) ? redactDatabaseUrl(given) : ENDPOINTS.has(name) ? redactEndpoint(given) : given
     return `${name}=${JSON.stringify(value)} is not valid: expected ${schema.description}`
   }).join('; ')
 }
