@@ -164,14 +164,17 @@ function looseNumbers (data: Record<string, string | undefined>): string[] {
 }
 
 // Variables whose values hold credentials, shown without them when they are not valid.
-const URLS_WITH_SECRETS = new Set(['DATABASE_URL', 'REDIS_URL'])
-const ENDPOINTS = new Set(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'])
+const SHOWN: Record<string, (value: string) => string> = {
+  DATABASE_URL: redactDatabaseUrl,
+  REDIS_URL: redactDatabaseUrl,
+  OTEL_EXPORTER_OTLP_ENDPOINT: redactEndpoint,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: redactEndpoint
+}
 
 function explain (names: Iterable<string>, env: Record<string, string | undefined>): string {
   return [...new Set(names)].map((name) => {
     const schema = (Environment.properties as Record<string, TSchema>)[name]
-    const given = env[name]
-    const value = given === undefined ? given : URLS_WITH_SECRETS.has(name) ? redactDatabaseUrl(given) : ENDPOINTS.has(name) ? redactEndpoint(given) : given
+    const value = SHOWN[name]?.(env[name] as string) ?? env[name]
     return `${name}=${JSON.stringify(value)} is not valid: expected ${schema.description}`
   }).join('; ')
 }

@@ -136,7 +136,7 @@ export class SpanExport {
       } else if (!this.failing) {
         // Once per run of failures: the spans of every export until one succeeds are lost.
         this.failing = true
-        this.options.log.warn({ url: this.where, status: (error as { code?: number } | undefined)?.code, reason: redactSecrets(error?.message ?? '', this.secrets) }, 'the trace collector did not take the spans: they are lost until it does')
+        this.options.log.warn({ url: this.where, status: (error as Error & { code?: number }).code, reason: redactSecrets((error as Error).message, this.secrets) }, 'the trace collector did not take the spans: they are lost until it does')
       }
       if (this.dropped > 0) {
         this.options.log.warn({ url: this.where, dropped: this.dropped }, `trace spans dropped: more than ${this.maxQueue} waited for the collector`)
