@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Socket } from 'node:net'
 import t from 'tap'
 import { Agent, request } from 'undici'
-import { TOKEN } from '../../helpers/build.js'
-import { startServer } from '../../helpers/server.js'
+import { TOKEN } from '../helpers/build.js'
+import { startServer } from '../helpers/server.js'
 
 // A collector that means harm, on loopback: how it answers each export is the test's to switch.
 type Behaviour = 'well' | 'endless chunk-size line' | 'trickle' | 'silence' | 'huge body'
