@@ -147,9 +147,9 @@ t.test('a hostile collector costs only spans: creates keep their rate, RSS stays
     }
     t.same(hostile.statuses, [200], `${behaviour}: every create answered 200`)
     // Bounds loose enough for a machine that other work keeps busy (two windows a few seconds
-    // apart can differ twofold): a collector that starves the service costs several times more.
-    t.ok(hostile.perSecond >= well.perSecond / 3, `${behaviour}: creates keep their rate`)
-    t.ok(hostile.cpuPerCreate <= well.cpuPerCreate * 2, `${behaviour}: and their cost`)
+    // apart can differ threefold): a collector that starves the service costs several times more.
+    t.ok(hostile.perSecond >= well.perSecond / 4, `${behaviour}: creates keep their rate`)
+    t.ok(hostile.cpuPerCreate <= well.cpuPerCreate * 2.5, `${behaviour}: and their cost`)
     t.ok(hostile.rss <= (first as number) + 100, `${behaviour}: RSS stays bounded`)
     t.ok(hostile.health.median <= Math.max(100, 3 * well.health.median), `${behaviour}: /health answers at once`)
     t.ok(hostile.health.max <= Math.max(2000, 5 * well.health.max), `${behaviour}: and never waits long`)
