@@ -110,7 +110,7 @@ export interface Config {
   trustProxy: boolean | string
   /** Origins whose pages may call the API from a browser, or `['*']` for any; empty: no CORS headers. */
   corsOrigins: string[]
-  /** Mean event loop delay, in ms, above which API requests are shed with a 503; 0: never. */
+  /** Event loop delay, in ms, above which API requests are shed with a 503 (the current turn's, or the mean over the last second); 0: never. */
   maxEventLoopDelay: number
   /** The Redis that holds the limits shared by all replicas; undefined: each instance counts alone. */
   redisUrl?: string
