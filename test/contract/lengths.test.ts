@@ -48,4 +48,14 @@ forEachStore(t, (t, build) => {
     const listed = await app.inject({ url: `/plants?tag=${encodeURIComponent(wide(501))}`, headers: AUTH })
     assertError(t, listed, 400, /^querystring\/tag must be at most 500 characters long \(Unicode code points\)$/)
   })
+
+  t.test('a webhook description: up to 1,000 code points; longer is a 400 naming the limit', async (t) => {
+    const app = await build(t)
+    // A host name is accepted at registration, and registration never connects to it.
+    const register = (description: string) => app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: 'https://hooks.example.com/plants', description } })
+    const created = await register(wide(1000))
+    t.equal(created.statusCode, 201)
+    t.equal(created.json().description, wide(1000))
+    assertError(t, await register(wide(1001)), 400, /^body\/description must be at most 1000 characters long \(Unicode code points\)$/)
+  })
 })
