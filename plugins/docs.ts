@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { stringifyExact } from '../src/json/exact.js'
 import { webhookEvents } from '../schemas/webhooks.js'
 
 // The page may load nothing from another origin: it must work with no internet,
@@ -27,11 +28,20 @@ function describePage (route: RouteOptions): void {
     tags,
     security: [],
     produces: ['text/html'],
-    response: { 200: Type.String({ description: 'An HTML page; its scripts and styles come from this service only' }) }
+    response: { 200: Type.String({ maxLength: 65536, description: 'An HTML page; its scripts and styles come from this service only' }) }
   }
   // Fastify reuses these options for the page's `/docs/` twin once the hooks have run,
   // so the document would name that one: it names the page by its own path.
   route.config = { ...route.config, swaggerTransform: ({ schema }) => ({ schema, url: PAGE }) }
+}
+
+// A whole double beyond 2^53 as the integer it is (the int64 bounds, -2^63 and 2^63):
+// JSON.stringify writes 2^63 as 9223372036854776000, which a reader of the digits takes for another number.
+function exactIntegers (value: unknown): unknown {
+  if (typeof value === 'number') return Number.isSafeInteger(value) || !Number.isInteger(value) ? value : BigInt(value)
+  if (Array.isArray(value)) return value.map(exactIntegers)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, exactIntegers(item)]))
 }
 
 /**
@@ -41,6 +51,8 @@ function describePage (route: RouteOptions): void {
  * and the shared schemas of the root scope, which it names as components.
  */
 const docs: FastifyPluginAsync = async (fastify) => {
+  // Written once, on the first request: the routes are all known by then.
+  let document: string | undefined
   await fastify.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -84,7 +96,10 @@ const docs: FastifyPluginAsync = async (fastify) => {
       security: [],
       response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1 document, generated from the schemas that validate the requests' }) }
     }
-  }, async () => fastify.swagger())
+  }, async (_request, reply) => {
+    document ??= stringifyExact(exactIntegers(fastify.swagger()))
+    return reply.type('application/json; charset=utf-8').send(document)
+  })
 
   await fastify.register(async (page) => {
     page.addHook('onRoute', describePage)

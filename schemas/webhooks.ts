@@ -1,9 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_PAGE } from './list.js'
+import { Cursor, MAX_PAGE } from './list.js'
 import { Int64, STORABLE_TEXT } from './plant.js'
 
+/** The longest endpoint or delivery id: room above the ids the service makes (a prefix and 128 random bits). */
+export const MAX_ID_LENGTH = 128
+/** The longest endpoint description, in Unicode code points. */
+export const MAX_DESCRIPTION_LENGTH = 1000
+
 /** A time, written as an RFC 3339 date-time string; handlers give a Date. */
-const DateTime = (description: string) => Type.Unsafe<Date>({ type: 'string', format: 'date-time', description })
+const DateTime = (description: string) => Type.Unsafe<Date>({ type: 'string', format: 'date-time', maxLength: 32, description })
 const EndpointUrl = Type.String({
   maxLength: 2048,
   pattern: STORABLE_TEXT,
@@ -11,14 +16,16 @@ const EndpointUrl = Type.String({
     'A literal loopback, private, link-local, multicast, unspecified or cloud metadata address is refused unless the service allows private targets',
   examples: ['https://example.com/hooks/plants']
 })
-const Description = Type.String({ pattern: STORABLE_TEXT, description: 'What the endpoint is for, for people', examples: ['Inventory sync'] })
+const Description = Type.String({ maxLength: MAX_DESCRIPTION_LENGTH, pattern: STORABLE_TEXT, description: 'What the endpoint is for, for people', examples: ['Inventory sync'] })
 const Secret = Type.String({
+  maxLength: 50,
+  pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
   description: 'The signing secret, `whsec_` and base64 of 32 random bytes (Standard Webhooks). Shown only here: keep it',
-  examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']
+  examples: ['whsec_gfN0A3lLNmhwT2UXJI26xbb63i/U3R+kcTNIQo8NWHE=']
 })
 
 export const WebhookEndpoint = Type.Object({
-  id: Type.String({ description: 'Opaque', examples: ['ep_2f1c0e55a3b84a8c9d6e7f0a1b2c3d4e'] }),
+  id: Type.String({ maxLength: MAX_ID_LENGTH, description: 'Opaque', examples: ['ep_2f1c0e55a3b84a8c9d6e7f0a1b2c3d4e'] }),
   url: EndpointUrl,
   description: Type.Optional(Description),
   enabled: Type.Boolean({ description: 'Whether plants added now are delivered to it; a 410 from the receiver disables it' }),
@@ -57,12 +64,12 @@ export const WebhookSecret = Type.Object({ secret: Secret }, {
 export type WebhookSecret = Static<typeof WebhookSecret>
 
 export const WebhookDelivery = Type.Object({
-  id: Type.String({ description: 'Opaque; also the `webhook-id` header of every attempt', examples: ['msg_019ab3c4d5e69f86d081884c7d65'] }),
+  id: Type.String({ maxLength: MAX_ID_LENGTH, description: 'Opaque; also the `webhook-id` header of every attempt', examples: ['msg_019ab3c4d5e69f86d081884c7d65'] }),
   plantId: Type.Unsafe<bigint>({ ...Int64, description: 'The id of the plant whose addition it announces' }),
   status: Type.Unsafe<'pending' | 'succeeded' | 'failed'>({ type: 'string', enum: ['pending', 'succeeded', 'failed'], description: 'pending: an attempt is due or under way; failed: the retries are spent, or the endpoint was disabled' }),
-  attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far' }),
-  lastStatus: Type.Optional(Type.Integer({ description: 'The HTTP status of the last attempt, when it got an answer' })),
-  lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed, or why the delivery stopped' })),
+  attempts: Type.Integer({ format: 'int32', minimum: 0, maximum: 2147483647, description: 'Attempts made so far' }),
+  lastStatus: Type.Optional(Type.Integer({ format: 'int32', minimum: 100, maximum: 599, description: 'The HTTP status of the last attempt, when it got an answer' })),
+  lastError: Type.Optional(Type.String({ maxLength: 1000, description: 'Why the last attempt failed, or why the delivery stopped' })),
   nextAttemptAt: Type.Optional(DateTime('When the next attempt is due (pending only)')),
   createdAt: DateTime('When the plant was added')
 }, { $id: 'WebhookDelivery', additionalProperties: false, description: 'One event sent to one endpoint, with its attempts' })
@@ -70,23 +77,23 @@ export const WebhookDelivery = Type.Object({
 export type WebhookDelivery = Static<typeof WebhookDelivery>
 
 export const WebhookParams = Type.Object({
-  id: Type.String({ description: 'The endpoint id' })
+  id: Type.String({ maxLength: MAX_ID_LENGTH, description: 'The endpoint id' })
 })
 
 export const DeliveryParams = Type.Object({
-  id: Type.String({ description: 'The endpoint id' }),
-  deliveryId: Type.String({ description: 'The delivery id (its webhook-id)' })
+  id: Type.String({ maxLength: MAX_ID_LENGTH, description: 'The endpoint id' }),
+  deliveryId: Type.String({ maxLength: MAX_ID_LENGTH, description: 'The delivery id (its webhook-id)' })
 })
 
 export const DeliveryListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most deliveries on the page' }),
-  cursor: Type.Optional(Type.String({ description: 'Where the page starts: opaque, taken from the `next` link of the previous page' }))
+  limit: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most deliveries on the page' }),
+  cursor: Type.Optional(Cursor)
 }, { additionalProperties: false })
 
 export type DeliveryListQuery = Static<typeof DeliveryListQuery>
 
-const header = (name: string, description: string, example: string) =>
-  ({ name, in: 'header' as const, required: true, description, schema: { type: 'string' as const }, example })
+const header = (name: string, description: string, example: string, bounds: { maxLength: number, pattern?: string }) =>
+  ({ name, in: 'header' as const, required: true, description, schema: { type: 'string' as const, ...bounds }, example })
 
 /**
  * The event this service sends, for the OpenAPI document's `webhooks` section: a POST
@@ -103,10 +110,10 @@ export const webhookEvents = {
       // Sent by this service to a receiver: no bearer token; the signature headers authenticate it.
       security: [],
       parameters: [
-        header('webhook-id', 'The delivery id: the same on every attempt of one delivery', 'msg_019ab3c4d5e69f86d081884c7d65'),
-        header('webhook-timestamp', 'When the attempt was signed, in seconds since the epoch', '1767225600'),
+        header('webhook-id', 'The delivery id: the same on every attempt of one delivery', 'msg_019ab3c4d5e69f86d081884c7d65', { maxLength: MAX_ID_LENGTH }),
+        header('webhook-timestamp', 'When the attempt was signed, in seconds since the epoch', '1767225600', { maxLength: 20, pattern: '^[0-9]+$' }),
         header('webhook-signature', '`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, one per active secret, space-separated',
-          'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=')
+          'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=', { maxLength: 256, pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' })
       ],
       requestBody: {
         required: true,

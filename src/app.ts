@@ -22,7 +22,7 @@ import { serverOptions, type LogStream, type ServerConfig } from './server-optio
 import { openStore, type PlantStore, type StoreConfig } from './store/index.js'
 
 export type AppConfig = StoreConfig & ServerConfig &
-  Pick<Config, 'tokens' | 'corsOrigins' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow' | 'maxConnections'> &
+  Pick<Config, 'tokens' | 'corsOrigins' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow' | 'maxConnections' | 'maxConnectionsPerAddress'> &
   Pick<Config, 'metrics' | 'redisUrl' | 'redisKeyPrefix' | 'tracing'> &
   Pick<Config, 'webhookAllowPrivate' | 'webhookRetrySchedule' | 'webhookTimeout' | 'webhookRetention'>
 
@@ -36,7 +36,7 @@ export interface AppOptions {
 /** Builds the whole service from a config. It listens on nothing: see server.ts. */
 export async function buildApp (config: AppConfig, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config, options.logStream))
-  guardConnections(app, config.maxConnections)
+  guardConnections(app, config)
   // Metrics, traces and the limits shared through Redis, as configured; first, so that a request's span covers every hook.
   const seen = await observe(app, config)
   const store = options.store ?? await openStore(config, app.log, seen.store)

@@ -41,6 +41,7 @@ export const Environment = Type.Object({
   RATE_LIMIT_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000000, description: 'an integer from 1 to 1000000000 (unset: no rate limit)' })),
   RATE_LIMIT_WINDOW: Type.Integer({ minimum: 1000, maximum: 86400000, default: 60000, description: 'milliseconds, an integer from 1000 to 86400000' }),
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1000000, default: 1000, description: 'an integer from 1 to 1000000' }),
+  MAX_CONNECTIONS_PER_ADDRESS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000, description: 'an integer from 1 to 1000000 (unset: a quarter of MAX_CONNECTIONS)' })),
   AUTH_FAILURE_LIMIT: Type.Integer({ minimum: 1, maximum: 1000000000, default: 20, description: 'an integer from 1 to 1000000000' }),
   AUTH_FAILURE_WINDOW: Type.Integer({ minimum: 1000, maximum: 86400000, default: 60000, description: 'milliseconds, an integer from 1000 to 86400000' }),
   TRUST_PROXY: Type.Optional(Type.String({ description: TRUST_PROXY_ACCEPTS })),
@@ -97,8 +98,10 @@ export interface Config {
   rateLimitMax?: number
   /** The rate limit's window, in ms. */
   rateLimitWindow: number
-  /** Open connections beyond which new ones are closed as soon as accepted. */
+  /** Open connections at most: beyond, the one idle the longest is closed, or else the new one. */
   maxConnections: number
+  /** Open connections from one client address (an IPv6 /64) at most, a trusted proxy's excepted. */
+  maxConnectionsPerAddress: number
   /** Failed authentications per client address and window before its requests get a 429. */
   authFailureLimit: number
   /** The window of authFailureLimit, in ms. */
@@ -107,7 +110,7 @@ export interface Config {
   trustProxy: boolean | string
   /** Origins whose pages may call the API from a browser, or `['*']` for any; empty: no CORS headers. */
   corsOrigins: string[]
-  /** Mean event loop delay, in ms, above which API requests are shed with a 503; 0: never. */
+  /** Event loop delay, in ms, above which API requests are shed with a 503 (the current turn's, or the mean over the last second); 0: never. */
   maxEventLoopDelay: number
   /** The Redis that holds the limits shared by all replicas; undefined: each instance counts alone. */
   redisUrl?: string
@@ -344,6 +347,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     rateLimitMax: parsed.RATE_LIMIT_MAX,
     rateLimitWindow: parsed.RATE_LIMIT_WINDOW,
     maxConnections: parsed.MAX_CONNECTIONS,
+    // A quarter: it takes four addresses to hold every connection, and a client with many requests in flight is served.
+    maxConnectionsPerAddress: parsed.MAX_CONNECTIONS_PER_ADDRESS ?? Math.ceil(parsed.MAX_CONNECTIONS / 4),
     authFailureLimit: parsed.AUTH_FAILURE_LIMIT,
     authFailureWindow: parsed.AUTH_FAILURE_WINDOW,
     trustProxy,

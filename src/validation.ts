@@ -56,10 +56,17 @@ function forAjv (schema: unknown, text: boolean): unknown {
   const entries = Object.entries(schema)
   const object = Object.fromEntries(entries.map(([key, value]) => [key, forAjv(value, text)]))
   if (object.format === 'int64' && object.type === 'integer') {
+    // The document's bounds (-2^63, 2^63 exclusive) are doubles: the keyword checks the exact range instead.
     delete object.format
     delete object.type
+    delete object.minimum
+    delete object.exclusiveMaximum
     object[KEYWORD] = true
-  } else if (text && object.type === 'integer') {
+    return object
+  }
+  // Said for the document's readers: minimum and maximum carry the range.
+  if (object.format === 'int32' && object.type === 'integer') delete object.format
+  if (text && object.type === 'integer') {
     object[DECIMAL_KEYWORD] = { minimum: object.minimum, maximum: object.maximum }
     delete object.type
     delete object.minimum
@@ -110,10 +117,13 @@ export function int64ValidatorCompiler (schemas: AnySchema[]): FastifySchemaComp
 /** Fastify's error text (`body/id must be integer`), with a plain sentence for the storable-text pattern. */
 export const formatValidationErrors: SchemaErrorFormatter = (errors, dataVar) => {
   const text = errors.map((error) => {
-    if (error.keyword === 'additionalProperties') return `${dataVar}/${error.params.additionalProperty} is not a parameter of this operation`
+    // The name is the client's: quoted no longer than a message may be.
+    if (error.keyword === 'additionalProperties') return `${dataVar}/${String(error.params.additionalProperty).slice(0, 200)} is not a parameter of this operation`
     const message = error.keyword === 'pattern' && error.params.pattern === STORABLE_TEXT
       ? 'must not contain U+0000 or an unpaired UTF-16 surrogate'
-      : error.message
+      : error.keyword === 'maxLength'
+        ? `must be at most ${error.params.limit} characters long (Unicode code points)`
+        : error.message
     return `${dataVar}${error.instancePath} ${message}`
   })
   return new Error(text.join(', '))

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { NewPlant, PlantParams, ref } from '../../schemas/index.js'
+import { NewPlant, PLANT_BODY_LIMIT, PlantParams, ref } from '../../schemas/index.js'
 import { HttpError } from '../../src/errors.js'
 import type { PlantStore, WriteOptions } from '../../src/store/types.js'
 // Types the `scope` of a route's config, which the auth plugin checks.
@@ -11,7 +11,7 @@ import { badId, error, plantResponse, tags, unavailable } from './responses.js'
 export interface PlantsOptions {
   /** Where the plants live. Required. */
   store: PlantStore
-  /** Largest accepted JSON body in bytes; the host's bodyLimit when absent. */
+  /** Largest accepted JSON body in bytes; the host's bodyLimit when absent. A plant write reads no more than PLANT_BODY_LIMIT either way. */
   bodyLimit?: number
 }
 
@@ -43,9 +43,12 @@ function writeOf (request: FastifyRequest): WriteOptions {
 const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   const { store, bodyLimit } = checkOptions(options)
   const fastify = jsonApiScope(instance)
+  // What a plant write reads: sized to the schema, so a larger body is a 413 before it is read.
+  // (Fastify's initialConfig always holds a bodyLimit: its default when the host set none.)
+  const writeBodyLimit = Math.min(bodyLimit ?? fastify.initialConfig.bodyLimit as number, PLANT_BODY_LIMIT)
 
   fastify.post('/plants', {
-    bodyLimit,
+    bodyLimit: writeBodyLimit,
     config: { scope: 'plants:write' },
     schema: {
       summary: 'Create a plant',

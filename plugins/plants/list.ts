@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { LinkHeader, PlantListItem, PlantListQuery, ref } from '../../schemas/index.js'
+import { LinkHeader, MAX_PAGE, PlantListItem, PlantListQuery, ref } from '../../schemas/index.js'
 import { HttpError } from '../../src/errors.js'
 import type { PlantStore } from '../../src/store/types.js'
 import { readCursor, writeCursor } from './cursor.js'
@@ -28,6 +28,7 @@ export function listRoute (instance: FastifyInstance, store: PlantStore): void {
       querystring: PlantListQuery,
       response: {
         200: Type.Array(ref(PlantListItem), {
+          maxItems: MAX_PAGE,
           description: 'A page of plants; `[]` when none match',
           headers: { Link: LinkHeader }
         }),

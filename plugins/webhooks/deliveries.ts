@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { DeliveryListQuery, DeliveryParams, ref, WebhookDelivery, WebhookParams } from '../../schemas/index.js'
+import { DeliveryListQuery, DeliveryParams, MAX_PAGE, ref, WebhookDelivery, WebhookParams } from '../../schemas/index.js'
 import { HttpError } from '../../src/errors.js'
 import type { WebhookStore } from '../../src/store/webhook-types.js'
 import { openCursor, sealCursor } from '../plants/cursor.js'
@@ -45,9 +45,10 @@ export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore):
       querystring: DeliveryListQuery,
       response: {
         200: Type.Array(ref(WebhookDelivery), {
+          maxItems: MAX_PAGE,
           description: 'A page of deliveries; `[]` when there are none',
           headers: {
-            Link: Type.String({ description: 'Present while more deliveries follow: `<…>; rel="next"`, a reference to the next page relative to this one' })
+            Link: Type.String({ maxLength: 1024, pattern: '^<[^>]*>; rel="next"$', description: 'Present while more deliveries follow: `<…>; rel="next"`, a reference to the next page relative to this one' })
           }
         }),
         400: error('A query parameter is out of range, not a plain decimal, repeated or unknown, or the cursor was altered'),

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { CreatedWebhookEndpoint, NewWebhookEndpoint, ref, WebhookEndpoint, WebhookEndpointPatch, WebhookParams, WebhookSecret } from '../../schemas/index.js'
+import { CreatedWebhookEndpoint, MAX_PAGE, NewWebhookEndpoint, ref, WebhookEndpoint, WebhookEndpointPatch, WebhookParams, WebhookSecret } from '../../schemas/index.js'
 import { HttpError } from '../../src/errors.js'
 import type { WebhookStore } from '../../src/store/webhook-types.js'
 import { makeSecret } from '../../src/webhooks/signing.js'
@@ -79,7 +79,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
       operationId: 'listWebhooks',
       tags,
       response: {
-        200: { type: 'array', items: ref(WebhookEndpoint), description: 'Every endpoint, oldest first; never a secret' },
+        200: { type: 'array', items: ref(WebhookEndpoint), maxItems: MAX_PAGE, description: 'Every endpoint, oldest first; never a secret' },
         503: unavailable
       }
     }

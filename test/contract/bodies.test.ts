@@ -60,12 +60,13 @@ forEachStore(t, (t, build) => {
   t.test('nesting deeper than 64 levels is refused by name, on both parsers', async (t) => {
     const app = await build(t)
     const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels)
+    // As deep as a plant write's body limit allows (the parser's own tests go deeper).
     for (const id of ['4400', '1234567890123456']) {
-      for (const levels of [64, 100_000]) {
+      for (const levels of [64, 15_000]) {
         const res = await postPlant(app, `{"id":${id},"name":"deep","extra":${nested(levels)}}`)
         assertError(t, res, 400, /^The request body nests arrays and objects deeper than 64 levels\.$/)
       }
-      assertError(t, await postPlant(app, `{"id":${id},"name":"deep","extra":${'['.repeat(100_000)}`), 400, /deeper than 64 levels/)
+      assertError(t, await postPlant(app, `{"id":${id},"name":"deep","extra":${'['.repeat(30_000)}`), 400, /deeper than 64 levels/)
       t.equal((await postPlant(app, `{"id":${id},"name":"deep","extra":${nested(63)}}`)).statusCode, 200, '64 levels with the body')
     }
   })

@@ -2,6 +2,7 @@ import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
+import { MAX_NAME_LENGTH, MAX_TAG_LENGTH, PLANT_BODY_LIMIT } from '../../schemas/index.js'
 import { AUTH, build } from '../helpers/build.js'
 import { bearer, scopedTokensFile } from '../helpers/scopes.js'
 
@@ -84,5 +85,33 @@ t.test('Expect: 100-continue with a good token: 100 Continue, then the body, the
   socket.write(body)
   await until(() => answer().endsWith('{"name":"Fern"}'), 5000)
   t.match(answer(), /^HTTP\/1.1 100 Continue\r\n\r\nHTTP\/1.1 200 OK\r\n/)
+  socket.destroy()
+})
+
+t.test('the largest valid plant, every character escaped, fits the plant write limit with room to spare', async (t) => {
+  const app = await build(t)
+  // Each code point beyond U+FFFF, written as its two \uXXXX escapes: twelve bytes.
+  const escaped = (count: number, from: number) => Array.from({ length: count }, (_, i) => {
+    const pair = String.fromCodePoint(0x1f300 + from + i)
+    return `\\u${pair.charCodeAt(0).toString(16)}\\u${pair.charCodeAt(1).toString(16)}`
+  }).join('')
+  const body = `{"id":-9223372036854775808,"name":"${escaped(MAX_NAME_LENGTH, 0)}","tag":"${escaped(MAX_TAG_LENGTH, 0)}"}`
+  t.ok(Buffer.byteLength(body) * 1.5 < PLANT_BODY_LIMIT, `${Buffer.byteLength(body)} bytes, within two thirds of ${PLANT_BODY_LIMIT}`)
+  const res = await app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, 'content-type': 'application/json' }, payload: body })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), JSON.parse(body, (key, value) => key === 'id' ? undefined : value))
+})
+
+t.test('a plant write larger than that: 413 from its Content-Length, before the body is read, and the connection closed', async (t) => {
+  const app = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { socket, answer } = await open(app)
+  // The headers alone: the answer must not wait for a body.
+  socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${PLANT_BODY_LIMIT + 1}\r\n\r\n`)
+  await until(() => socket.readableEnded, 5000)
+  t.match(answer(), /^HTTP\/1.1 413 Payload Too Large\r\n/)
+  t.match(answer(), /\r\nconnection: close\r\n/i)
+  t.match(answer(), new RegExp(`\\{"error":413,"message":"The request body is larger than the limit of ${PLANT_BODY_LIMIT} bytes\\."\\}$`))
+  t.ok(socket.readableEnded, 'the connection is closed')
   socket.destroy()
 })

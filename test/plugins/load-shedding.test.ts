@@ -1,6 +1,10 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { once } from 'node:events'
+import { connect, type AddressInfo } from 'node:net'
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { RETRY_AFTER } from '../../plugins/load-shedding.js'
+import loadShedding, { RETRY_AFTER } from '../../plugins/load-shedding.js'
+import { sendError } from '../../src/errors.js'
+import { pollUntil } from '../helpers/bounded.js'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { assertError, build, getPlant, TOKEN } from '../helpers/build.js'
@@ -64,4 +68,39 @@ t.test('MAX_EVENT_LOOP_DELAY=0: nothing is shed', async (t) => {
   const app = await build(t, { MAX_EVENT_LOOP_DELAY: '0' })
   const res = await saturate(app, 2500)
   t.equal(res.statusCode, 404)
+})
+
+t.test('a turn of the loop busy with requests past the limit: the rest of its requests are refused, at once', async (t) => {
+  const app = Fastify()
+  app.setErrorHandler(sendError)
+  await app.register(loadShedding, { maxEventLoopDelay: 50 })
+  // Each request keeps the loop busy for 30 ms, as a parse of a large body would.
+  app.get('/work', async () => {
+    block(30)
+    return { done: true }
+  })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+
+  // Pipelined on one connection, the eight arrive together: one turn of the loop takes them all up.
+  const socket = connect((app.server.address() as AddressInfo).port, '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  await once(socket, 'connect')
+  let received = ''
+  socket.on('data', (chunk) => { received += chunk })
+  const answers = () => [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]))
+  socket.write('GET /work HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(8))
+  await pollUntil(() => answers().length === 8, 10_000, () => `eight answers: ${JSON.stringify(received)}`)
+  const statuses = answers()
+  t.equal(statuses[0], 200, 'the first is served')
+  t.equal(statuses[7], 503, 'the last is refused')
+  t.same(statuses, [...statuses].sort(), 'served until the turn had run past the limit, refused after')
+  t.ok(statuses.filter((status) => status === 503).length >= 5, `${statuses.join(' ')}: no more than the limit's worth served`)
+  t.match(received, /retry-after: 10\r\n/i)
+
+  // The next turn starts afresh.
+  received = ''
+  socket.write('GET /work HTTP/1.1\r\nHost: x\r\n\r\n')
+  await pollUntil(() => answers().length === 1, 10_000, 'an answer')
+  t.same(answers(), [200])
 })

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import plants from '../../plugins/plants/index.js'
 import { acceptJsonBodies } from '../../plugins/plants/json-body.js'
+import { PLANT_BODY_LIMIT } from '../../schemas/index.js'
 import { sendError } from '../../src/errors.js'
 import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import type { PlantStore } from '../../src/store/types.js'
@@ -103,6 +104,13 @@ t.test('registered twice: two prefixes, two stores', async (t) => {
 t.test('bodyLimit option', async (t) => {
   const { app } = await host(t, async (app, store) => { await app.register(plants, { store, bodyLimit: 40 }) })
   assertError(t, await app.inject({ ...json({ id: 1, name: 'x'.repeat(50) }), url: '/plants' }), 413, /40 bytes/)
+})
+
+t.test('a plant write reads no more than PLANT_BODY_LIMIT, whatever bodyLimit the host or the option allows', async (t) => {
+  const { app } = await host(t, async (app, store) => { await app.register(plants, { store, bodyLimit: 2 ** 20 }) })
+  const padded = (bytes: number) => ({ ...json({ id: 1, name: 'Fern', pad: 'x'.repeat(bytes - '{"id":1,"name":"Fern","pad":""}'.length) }), url: '/plants' })
+  t.equal((await app.inject(padded(PLANT_BODY_LIMIT))).statusCode, 200, 'at the limit: read (an ignored property pads it)')
+  assertError(t, await app.inject(padded(PLANT_BODY_LIMIT + 1)), 413, new RegExp(`${PLANT_BODY_LIMIT} bytes`))
 })
 
 t.test('a store failure is a 500 that carries no internals', async (t) => {

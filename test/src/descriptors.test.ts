@@ -60,7 +60,8 @@ async function healthy (port: number, ms: number): Promise<number | string> {
 }
 
 t.test('a full descriptor table: the process stays up, and serves again as connections close', async (t) => {
-  const server = await startLimited(t, {})
+  // One address fills the table: no cap per address stops it first.
+  const server = await startLimited(t, { MAX_CONNECTIONS_PER_ADDRESS: '1000' })
   const sockets = await idle(server.port, DESCRIPTORS - 10)
   // Well past a sampling period of the load shedder, whose timer threw EMFILE and ended the process.
   await new Promise((resolve) => setTimeout(resolve, 2500))
@@ -78,7 +79,7 @@ t.test('a full descriptor table: the process stays up, and serves again as conne
 })
 
 t.test('MAX_CONNECTIONS: connections beyond it are refused at once, and logged, not one line each', async (t) => {
-  const server = await startLimited(t, { MAX_CONNECTIONS: '50' })
+  const server = await startLimited(t, { MAX_CONNECTIONS: '50', MAX_CONNECTIONS_PER_ADDRESS: '1000' })
   const sockets = await idle(server.port, DESCRIPTORS - 10)
   await new Promise((resolve) => setTimeout(resolve, 500))
   const refused = sockets.filter((socket) => socket.destroyed || socket.readableEnded).length

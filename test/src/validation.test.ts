@@ -1,6 +1,7 @@
 import t from 'tap'
 import { JsonFraction } from '../../src/json/parse.js'
-import { INT64_MAX, INT64_MIN, readInt64 } from '../../src/validation.js'
+import { NewPlant, PlantParams } from '../../schemas/index.js'
+import { formatValidationErrors, INT64_MAX, INT64_MIN, int64ValidatorCompiler, readInt64 } from '../../src/validation.js'
 
 t.test('readInt64 accepts exactly the signed 64-bit integers', async (t) => {
   t.equal(readInt64(5, false), 5n)
@@ -26,4 +27,31 @@ t.test('readInt64 reads canonical decimal text in a path', async (t) => {
   t.equal(readInt64('-9223372036854775808', true), INT64_MIN)
   t.match(readInt64('9223372036854775808', true), /^must be an integer from/)
   for (const text of ['', '5.0', '1e3', ' 5', '5 ', '+5', '0x1f', 'five', '007', '00', '-0', '-007', '+0', '-']) t.equal(readInt64(text, true), 'must be integer', JSON.stringify(text))
+})
+
+t.test('the int64 bounds the document states (the doubles -2^63 and 2^63) are not what the validator compares', async (t) => {
+  t.match(NewPlant.properties.id, { minimum: -(2 ** 63), exclusiveMaximum: 2 ** 63 })
+  // Ajv warns (on the console) of a numeric bound on a schema it does not know to be a number.
+  const warnings: unknown[] = []
+  const warn = console.warn
+  console.warn = (...args: unknown[]) => { warnings.push(args) }
+  const compile = int64ValidatorCompiler([])
+  const body = compile({ schema: NewPlant, httpPart: 'body' } as never) as (data: unknown) => boolean
+  const path = compile({ schema: PlantParams, httpPart: 'params' } as never) as (data: unknown) => boolean
+  console.warn = warn
+  t.same(warnings, [], 'compiled without a warning: the bounds are left to the int64 keyword')
+  // Beside 2^63 and -2^63, where a double cannot tell them apart: decided exactly.
+  for (const id of [INT64_MAX, INT64_MIN, INT64_MAX - 1n, 2n ** 53n + 1n]) {
+    t.ok(body({ id, name: 'x' }), `body ${id}`)
+    t.ok(path({ id: String(id) }), `path ${id}`)
+  }
+  for (const id of [INT64_MAX + 1n, INT64_MIN - 1n]) {
+    t.notOk(body({ id, name: 'x' }), `body ${id}`)
+    t.notOk(path({ id: String(id) }), `path ${id}`)
+  }
+})
+
+t.test('the message quotes an unknown parameter\'s name no longer than a message may be', async (t) => {
+  const error = formatValidationErrors([{ keyword: 'additionalProperties', instancePath: '', schemaPath: '', params: { additionalProperty: 'x'.repeat(5000) } }], 'querystring')
+  t.equal(error.message, `querystring/${'x'.repeat(200)} is not a parameter of this operation`)
 })
