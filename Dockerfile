@@ -12,7 +12,7 @@
 
 FROM node:24-bookworm AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund \
  && node -e "require('better-sqlite3')(':memory:').prepare('select 1').get()"
 COPY . .
