@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { bounded } from './bounded.js'
@@ -7,6 +8,23 @@ import { bounded } from './bounded.js'
 const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 /** What `npm start` runs: the build of src/server.ts (`npm test` builds it before the tests). */
 export const COMPILED_SERVER = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url))
+/**
+ * The Node.js options the service starts with: those of package.json's `start` script,
+ * which the image's CMD and the compose file repeat (test/start-flags.test.ts). Every
+ * server a test starts runs with them, so that the tests run what ships.
+ */
+export const NODE_FLAGS: string[] = (() => {
+  const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  const words = scripts.start.split(/\s+/)
+  if (words[0] !== 'node' || words.at(-1) !== 'dist/src/server.js') throw new Error(`package.json's start is not "node [options] dist/src/server.js": ${scripts.start}`)
+  return words.slice(1, -1)
+})()
+
+/** The command that starts src/server.ts as the service starts, under the TypeScript loader this test runs under. */
+export function serverCommand (): string[] {
+  return [process.execPath, ...process.execArgv, ...NODE_FLAGS, SERVER]
+}
+
 /**
  * How long a server process may take to start (listening, or failing), and to end once
  * told to: many times what it takes, so that only a process that hangs fails. A start
@@ -31,10 +49,10 @@ export const LOADER_ENV = { PATH: process.env.PATH, NODE_V8_COVERAGE: process.en
  */
 const COMPILED_ENV = { PATH: process.env.PATH, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
 
-// The TypeScript loader this test runs under, or the compiled server.
+// The TypeScript loader this test runs under, or the compiled server; the service's own Node options, then the test's.
 function spawnServer (env: Record<string, string>, node: string[] = [], script = SERVER) {
   const compiled = script === COMPILED_SERVER
-  return spawn(process.execPath, [...(compiled ? [] : process.execArgv), ...node, script], {
+  return spawn(process.execPath, [...(compiled ? [] : process.execArgv), ...NODE_FLAGS, ...node, script], {
     env: { ...(compiled ? COMPILED_ENV : LOADER_ENV), PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -51,7 +69,7 @@ export interface RunningServer {
 
 /**
  * Starts src/server.ts as its own process, with the TypeScript loader this
- * test runs under (and `node`, more options for Node), or `script` (the
+ * test runs under (with the service's Node options, then `node`, the test's own), or `script` (the
  * compiled server), and resolves once it listens (or rejects if it exits first,
  * or has not listened within START_MS).
  */

@@ -1,17 +1,15 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { bounded } from '../helpers/bounded.js'
-import { EXIT_MS, LOADER_ENV, START_MS } from '../helpers/server.js'
+import { EXIT_MS, LOADER_ENV, serverCommand, START_MS } from '../helpers/server.js'
 
-const SERVER = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 const DESCRIPTORS = 200
 
 /** The server process, as test/helpers/server.ts starts it, under a real descriptor limit of its own. */
 async function startLimited (t: Test, env: Record<string, string>) {
-  const command = `ulimit -n ${DESCRIPTORS} && exec ${[process.execPath, ...process.execArgv, SERVER].map((part) => `'${part}'`).join(' ')}`
+  const command = `ulimit -n ${DESCRIPTORS} && exec ${serverCommand().map((part) => `'${part}'`).join(' ')}`
   const child = spawn('sh', ['-c', command], {
     env: { ...LOADER_ENV, PORT: '0', API_TOKENS: 'a', DATABASE_URL: 'sqlite::memory:', ...env },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -8,7 +8,9 @@ import { SUPPORTED_NODE_LINES, unsupportedNode } from '../../src/node-support.js
 import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { failedStart } from '../helpers/server.js'
 
-const NODE20 = `--import=${pathToFileURL(join(import.meta.dirname, '..', 'helpers', 'node20.mjs')).href}`
+const ROOT = join(import.meta.dirname, '..', '..')
+// NODE_OPTIONS that make a process report Node.js 20.20.2, or REPORTED_NODE when set.
+const NODE20 = `--import=${pathToFileURL(join(import.meta.dirname, '..', 'helpers', 'reported-node.mjs')).href}`
 
 t.test('Node.js 22 and later run the service; 20 and older are refused with the lines that are supported', async (t) => {
   for (const version of ['22.0.0', '22.23.3', '24.21.0', '26.1.0']) t.equal(unsupportedNode(version), undefined, version)
@@ -35,7 +37,7 @@ t.test('on Node.js 20 the server refuses to start with one line and exit 1', asy
 })
 
 t.test('on Node.js 20 the install is refused with one line (the preinstall script)', async (t) => {
-  const { scripts } = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8'))
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
   const run = async (nodeOptions: string): Promise<{ code: number, stderr: string }> => {
     try {
       const { stderr } = await promisify(execFile)('sh', ['-c', scripts.preinstall], { env: { PATH: process.env.PATH, NODE_OPTIONS: nodeOptions } })
@@ -46,4 +48,28 @@ t.test('on Node.js 20 the install is refused with one line (the preinstall scrip
   }
   t.same(await run(NODE20), { code: 1, stderr: 'plant-store: Node.js 20.20.2 is not supported: use Node.js 22 or 24 (see the README, "Node.js").\n' })
   t.same(await run(''), { code: 0, stderr: '' }, 'the Node.js running this test installs')
+})
+
+t.test('on Node.js 20 npm refuses the install before it fetches a package (engine-strict); the first release of each supported line installs', async (t) => {
+  // The project's own install files, where no node_modules is: a dry run offline, so that nothing is fetched or written.
+  const project = t.testdir(Object.fromEntries(['package.json', 'package-lock.json', '.npmrc'].map((file) => [file, readFileSync(join(ROOT, file), 'utf8')])))
+  const install = async (version: string): Promise<{ code: number, stderr: string }> => {
+    try {
+      await promisify(execFile)('npm', ['install', '--dry-run', '--offline', '--no-audit', '--no-fund', '--logs-max=0'], {
+        cwd: project,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_OPTIONS: NODE20, REPORTED_NODE: version }
+      })
+      return { code: 0, stderr: '' }
+    } catch (error) {
+      return { code: (error as { code: number }).code, stderr: (error as { stderr: string }).stderr }
+    }
+  }
+  const [refused, ...supported] = await Promise.all(['20.20.2', '22.13.0', '24.0.0'].map(install))
+  t.equal(refused.code, 1, 'refused')
+  t.match(refused.stderr, 'npm error notsup Not compatible with your version of node/npm: plant-store@')
+  const { engines } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  t.match(refused.stderr, `npm error notsup Required: ${JSON.stringify(engines)}`)
+  t.match(refused.stderr, 'npm error notsup Actual:   {"node":"v20.20.2"')
+  // engine-strict holds every dependency to its own engines too: each must admit the whole supported range.
+  t.same(supported, [{ code: 0, stderr: '' }, { code: 0, stderr: '' }], 'Node.js 22.13.0 and 24.0.0 install every dependency')
 })

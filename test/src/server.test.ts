@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { bounded, pollUntil } from '../helpers/bounded.js'
-import { EXIT_MS, exited, failedStart, LOADER_ENV, START_MS, startServer } from '../helpers/server.js'
+import { EXIT_MS, exited, failedStart, LOADER_ENV, serverCommand, START_MS, startServer } from '../helpers/server.js'
 
 t.test('a fresh start: prints a token, creates and reads a plant over HTTP, stops on SIGTERM', async (t) => {
   const dir = t.testdir()
@@ -76,8 +75,7 @@ t.test('a bad tokens file stops the start with one line naming its line, never t
 
 t.test('at a terminal the log is pretty-printed; elsewhere it is JSON lines', async (t) => {
   // script(1) gives the server a pseudo-terminal as its standard output.
-  const command = [process.execPath, ...process.execArgv, fileURLToPath(new URL('../../src/server.ts', import.meta.url))]
-    .map((part) => `'${part}'`).join(' ')
+  const command = serverCommand().map((part) => `'${part}'`).join(' ')
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     env: { ...LOADER_ENV, PORT: '0', API_TOKENS: 'a', DATABASE_URL: 'sqlite::memory:' },
     stdio: ['pipe', 'pipe', 'pipe']
