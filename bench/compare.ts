@@ -6,9 +6,9 @@
 // BENCH_SECONDS per load (5), BENCH_ROUNDS (4), BENCH_PLANTS in each store (100,000).
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CREATE, FIRST_PAGE, getById } from './load.js'
+import { CREATE, FIRST_PAGE, getById, serviceCommand } from './load.js'
 import { commitOf, cpuRatio, fmt, median, medianCpu, medianRate, rateRatio, runFacts, table, writeSection } from './report.js'
 import { nodeTarget, Results, runRounds, type Target } from './rounds.js'
 import { freshDatabase, PG_URL, removeDatabases } from './stores.js'
@@ -24,7 +24,7 @@ if (dirs.length !== 2) throw new Error('usage: npm run bench:compare -- <checkou
 const builds = dirs.map((dir, i) => {
   if (!existsSync(join(dir, 'node_modules'))) throw new Error(`${dir}: no node_modules; run npm ci there first`)
   execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] })
-  return { label: i === 0 ? 'before' : 'after', commit: commitOf(dir), server: join(resolve(dir), 'dist', 'src', 'server.js') }
+  return { label: i === 0 ? 'before' : 'after', commit: commitOf(dir), server: serviceCommand(dir) }
 })
 type Build = (typeof builds)[number]
 const stores: Array<[string, 'sqlite' | 'postgres']> = [['SQLite', 'sqlite'], ...PG_URL === '' ? [] : [['PostgreSQL', 'postgres'] as [string, 'postgres']]]

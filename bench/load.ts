@@ -4,6 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
+import { join, resolve } from 'node:path'
 import autocannon from 'autocannon'
 
 // 32 characters: Plant Store warns of a shorter one at every start.
@@ -29,17 +30,28 @@ async function freePort (): Promise<number> {
   return port
 }
 
-/** Starts `node script` on core 1 with `env` (and PORT, API_TOKENS), and waits until it answers HTTP. */
-export async function startServer (script: string, env: Record<string, string>): Promise<Server> {
+/**
+ * Plant Store as `npm start` runs it in the checkout at `root`: its build, with the Node.js
+ * options of that checkout's `start` script (node [options] dist/src/server.js).
+ */
+export function serviceCommand (root: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  const words = scripts.start.split(/\s+/)
+  if (words[0] !== 'node') throw new Error(`${root}: package.json's start does not run node: ${scripts.start}`)
+  return [...words.slice(1, -1), join(resolve(root), words.at(-1) as string)]
+}
+
+/** Starts `node ...command` (a script, after any Node.js options) on core 1 with `env` (and PORT, API_TOKENS), and waits until it answers HTTP. */
+export async function startServer (command: string[], env: Record<string, string>): Promise<Server> {
   const port = await freePort()
-  const node = [process.execPath, script]
+  const node = [process.execPath, ...command]
   const child = spawn(pinned ? 'taskset' : node[0], pinned ? ['-c', '1', ...node] : node.slice(1), {
     env: { PATH: process.env.PATH, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), API_TOKENS: TOKEN, ...env },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const url = `http://127.0.0.1:${port}`
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`)
+    if (child.exitCode !== null) throw new Error(`${command.join(' ')} exited with ${child.exitCode}`)
     if (await fetch(`${url}/ready`).then(() => true, () => false)) return { child, url }
     await new Promise((resolve) => setTimeout(resolve, 10))
   }

@@ -22,8 +22,8 @@ export interface Target {
   answered?: number
 }
 
-/** A Node.js server: `script` with `env`; its database (DATABASE_URL) filled with `plants` plants once it has made its tables. */
-export function nodeTarget (name: string, script: string, env: Record<string, string>, plants = 0): Target {
+/** A Node.js server: `command` (a script, after any Node.js options) with `env`; its database (DATABASE_URL) filled with `plants` plants once it has made its tables. */
+export function nodeTarget (name: string, command: string[], env: Record<string, string>, plants = 0): Target {
   const instance = (server: Server): Instance => ({
     warmUp: async (workload) => { target.answered = (target.answered ?? 0) + await warmUp(server, workload) },
     measure: async (workload, seconds) => {
@@ -38,10 +38,10 @@ export function nodeTarget (name: string, script: string, env: Record<string, st
     prepare: plants === 0
       ? undefined
       : async () => {
-        await stopServer(await startServer(script, env))
+        await stopServer(await startServer(command, env))
         await fillPlants(env.DATABASE_URL, plants)
       },
-    start: async () => instance(await startServer(script, env))
+    start: async () => instance(await startServer(command, env))
   }
   return target
 }

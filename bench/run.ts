@@ -9,7 +9,7 @@
 // BENCH_SECONDS per load (5), BENCH_ROUNDS (3), BENCH_PLANTS in each store (100,000).
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CREATE, FIRST_PAGE, getById } from './load.js'
+import { CREATE, FIRST_PAGE, getById, serviceCommand } from './load.js'
 import { hasPgbench, pgbenchTarget } from './pgbench.js'
 import { cpuRatio, figures, fmt, median, rateRatio, runFacts, table, writeSection } from './report.js'
 import { nodeTarget, runRounds, type Results, type Target } from './rounds.js'
@@ -21,8 +21,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const PLANTS = Number(process.env.BENCH_PLANTS ?? 100_000)
 const here = fileURLToPath(new URL('.', import.meta.url))
-const SERVICE = join(here, '..', 'src', 'server.js')
-const REFERENCE = join(here, 'references', 'server.js')
+const SERVICE = serviceCommand(join(here, '..', '..'))
+const REFERENCE = [join(here, 'references', 'server.js')]
 const withPg = PG_URL !== ''
 if (!withPg) process.stderr.write('bench: PLANT_STORE_TEST_PG_URL is not set: SQLite only. Set it to a PostgreSQL URL for the PostgreSQL rows (the bench makes and drops databases there).\n')
 if (withPg && !hasPgbench) process.stderr.write('bench: pgbench is not on PATH: no pgbench row.\n')

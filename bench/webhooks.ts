@@ -35,11 +35,11 @@ export interface Drain {
 }
 
 /**
- * Plant Store (`script`) on a new database: one endpoint subscribed, the warm-up's
+ * Plant Store (`command`, as serviceCommand gives it) on a new database: one endpoint subscribed, the warm-up's
  * creates (the sender falls behind them), then the time until nothing is pending.
  */
-export async function measureDrain (script: string, databaseUrl: string, receiver: Receiver): Promise<Drain> {
-  const server = await startServer(script, { DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: 'true' })
+export async function measureDrain (command: string[], databaseUrl: string, receiver: Receiver): Promise<Drain> {
+  const server = await startServer(command, { DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: 'true' })
   try {
     const subscribed = await fetch(`${server.url}/webhooks`, {
       method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ url: receiver.url })
