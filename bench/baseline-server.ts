@@ -2,11 +2,12 @@
 // store that keeps nothing, so the bench can tell the store's cost from the rest.
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import type { PlantStore } from '../src/store/types.js'
+import { applyChange, type PlantStore } from '../src/store/types.js'
 
 // Reads answer made-up plants, so the read scenarios have a 200 to compare with.
 const nothing: PlantStore = {
   async create ({ name, tag }) { return { outcome: 'created', plant: tag === undefined ? { name } : { name, tag } } },
+  async update (id, change) { return { outcome: 'updated', plant: applyChange({ name: `plant ${id}`, tag: 'bench' }, change) } },
   async delete () { return true },
   async get (id) { return { name: `plant ${id}`, tag: 'bench' } },
   async list ({ limit, after = 0n }) {
