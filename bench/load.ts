@@ -1,156 +1,128 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+// A server under test and the load on it: the server alone on core 1 (taskset), this
+// process and its autocannon on core 0, 50 connections over loopback.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { createServer, type AddressInfo } from 'node:net'
 import autocannon from 'autocannon'
 
-// 32 characters: a shorter one is warned of at every start.
+// 32 characters: Plant Store warns of a shorter one at every start.
 export const TOKEN = 'bench-token-0123456789abcdefghij'
+export const AUTH = { authorization: `Bearer ${TOKEN}` }
 const CONNECTIONS = 50
-// BENCH_RATE: a fixed offered load (requests per second, over all connections) instead
-// of as many as the server answers. A server that costs more per request then answers
-// as many as the other, so its batches and turns of the event loop are as full.
-export const RATE = Number(process.env.BENCH_RATE ?? 0)
-const PROBE = fileURLToPath(new URL('cpu-probe.js', import.meta.url))
+// A warm-up counts requests, since V8 optimizes after a number of calls, not a time;
+// the cap in seconds bounds it on a machine too busy to answer that many quickly.
+const WARM_UP = { requests: 20_000, seconds: 2 }
+const TICK_US = 1e6 / Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout || 100)
 
-export interface Server { child: ChildProcess, url: string, startToReadyMs: number }
+/** Whether this process could pin itself to core 0, leaving core 1 to the servers. */
+export const pinned = spawnSync('taskset', ['-cp', '0', String(process.pid)]).status === 0
 
-/** The pid's resident set now (VmRSS) or at its peak (VmHWM), in MiB. */
-export function rss (pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]) / 1024
+export interface Server { child: ChildProcess, url: string }
+
+/** A port free now, for the next server: the OS picks it. */
+async function freePort (): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const { port } = probe.address() as AddressInfo
+  await new Promise((resolve) => probe.close(resolve))
+  return port
 }
 
-/** Starts a server on core 1 (when taskset exists) with the CPU probe preloaded, and waits for /ready. */
-export async function startServer (script: string, env: Record<string, string>, port: number, taskset: boolean): Promise<Server> {
-  const node = [process.execPath, '--import', PROBE, script]
-  const started = performance.now()
-  const child = spawn(taskset ? 'taskset' : node[0], taskset ? ['-c', '1', ...node] : node.slice(1), {
-    env: { ...process.env, API_TOKENS: TOKEN, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc']
+/** Starts `node script` on core 1 with `env` (and PORT, API_TOKENS), and waits until it answers HTTP. */
+export async function startServer (script: string, env: Record<string, string>): Promise<Server> {
+  const port = await freePort()
+  const node = [process.execPath, script]
+  const child = spawn(pinned ? 'taskset' : node[0], pinned ? ['-c', '1', ...node] : node.slice(1), {
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), API_TOKENS: TOKEN, ...env },
+    stdio: ['ignore', 'ignore', 'inherit']
   })
   const url = `http://127.0.0.1:${port}`
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`)
-    const ok = await fetch(`${url}/ready`).then((res) => res.ok, () => false)
-    if (ok) return { child, url, startToReadyMs: performance.now() - started }
-    await new Promise((resolve) => setTimeout(resolve, 2))
+    if (await fetch(`${url}/ready`).then(() => true, () => false)) return { child, url }
+    await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
 
 export async function stopServer (server: Server): Promise<void> {
-  server.child.disconnect()
+  if (server.child.exitCode !== null) return
   server.child.kill('SIGTERM')
   await once(server.child, 'exit')
 }
 
-/** The server process's CPU time so far (user + system, all its threads), in µs. */
-export async function serverCpu (server: Server): Promise<number> {
-  const answer = once(server.child, 'message')
-  server.child.send('cpu')
-  const [{ user, system }] = await answer as [NodeJS.CpuUsage]
-  return user + system
+/** The server's CPU time so far, user and system, all its threads, in µs (taskset execs node: one pid). */
+export function serverCpu (server: Server): number {
+  // Fields 14 and 15 of /proc/<pid>/stat, counted after the command name's closing parenthesis.
+  const stat = readFileSync(`/proc/${server.child.pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * TICK_US
 }
 
-/** What the load generator sends: one request shape, made afresh for each request when `setup` is given. */
+/** What the load sends: one request shape, made afresh for each request when `setup` is given. */
 export interface Workload {
+  name: string
   method: 'GET' | 'POST'
   path: string
   headers?: Record<string, string>
   setup?: (request: autocannon.Request) => autocannon.Request
 }
 
-const auth = { authorization: `Bearer ${TOKEN}` }
-let nextId = 1
+// Random ids, as clients choose theirs: each insert lands anywhere in the key's index.
+// Below 2^53, which a JSON.parse in the reference apps keeps exact.
+const randomId = (): number => 1 + Math.floor(Math.random() * (Number.MAX_SAFE_INTEGER - 1))
 
-/** POST /plants with unique ids. */
-export const create: Workload = {
+export const CREATE: Workload = {
+  name: 'POST /plants',
   method: 'POST',
   path: '/plants',
   headers: { 'content-type': 'application/json' },
-  setup: (request) => ({ ...request, body: `{"id":${nextId++},"name":"bench plant","tag":"bench"}` })
+  setup: (request) => ({ ...request, body: `{"id":${randomId()},"name":"bench plant","tag":"bench"}` })
 }
 
-/** GET /plants/{id}, an id drawn at random from 1 to `count`. */
-export function getRandom (count: number): Workload {
-  return { method: 'GET', path: '/plants/1', setup: (request) => ({ ...request, path: `/plants/${1 + Math.floor(Math.random() * count)}` }) }
+/** GET /plants/{id} of ids drawn at random from 1 to `plants`, which all exist. */
+export const getById = (plants: number): Workload => ({
+  name: 'GET /plants/{id}',
+  method: 'GET',
+  path: '/plants/1',
+  setup: (request) => ({ ...request, path: `/plants/${1 + Math.floor(Math.random() * plants)}` })
+})
+
+export const FIRST_PAGE: Workload = { name: 'GET /plants?limit=20', method: 'GET', path: '/plants?limit=20' }
+
+export interface Result {
+  /** Requests answered per second. */
+  rate: number
+  /** The server's CPU time over the window, divided by the requests answered in it; undefined when not measured. */
+  cpuUs?: number
+  /** Connection errors, timeouts and answers other than 2xx. */
+  failed: number
+  /** 2xx answers. */
+  ok: number
 }
 
-/** GET of one fixed path, such as a page of the list. */
-export function getPath (path: string): Workload {
-  return { method: 'GET', path }
-}
-
-export interface LoadResult {
-  /** Mean of autocannon's per-second counts. */
-  requests: number
-  p50: number
-  p99: number
-  errors: number
-  non2xx: number
-  /** The server's CPU time over the window, divided by the requests completed in it. */
-  cpuUsPerRequest: number
-}
-
-/**
- * Sends `workload` until `requests` are answered or `maxSeconds` pass: V8 optimizes
- * after a number of calls, not after a time, so a warm-up counts requests; the cap
- * bounds it on a machine busy enough to serve only a few thousand a second.
- */
-export async function warmUp (server: Server, workload: Workload, requests: number, maxSeconds: number): Promise<void> {
-  // Without a callback autocannon returns its tracker, which is also a promise of the result.
-  const run = autocannon({ url: server.url, connections: CONNECTIONS, amount: requests, requests: requestsOf(workload) }) as
-    Promise<autocannon.Result> & { stop: () => void }
-  const timer = setTimeout(() => run.stop(), maxSeconds * 1000)
-  await run
-  clearTimeout(timer)
-}
-
-function requestsOf (workload: Workload): autocannon.Request[] {
+function cannon (server: Server, workload: Workload, limit: { duration: number } | { amount: number }): Promise<autocannon.Result> & { stop: () => void } {
+  const { method, path, headers, setup } = workload
   // autocannon calls setupRequest when the key is present, even when undefined.
-  return [{ method: workload.method, path: workload.path, headers: { ...auth, ...workload.headers }, ...(workload.setup && { setupRequest: workload.setup }) }]
+  const request = { method, path, headers: { ...AUTH, ...headers }, ...(setup && { setupRequest: setup }) }
+  // Without a callback autocannon returns its tracker, which is also a promise of the result.
+  return autocannon({ url: server.url, connections: CONNECTIONS, requests: [request], ...limit }) as Promise<autocannon.Result> & { stop: () => void }
 }
 
-function cannon (server: Server, workload: Workload, seconds: number): Promise<autocannon.Result> {
-  return autocannon({
-    url: server.url,
-    connections: CONNECTIONS,
-    duration: seconds,
-    ...(RATE > 0 && { overallRate: RATE }),
-    requests: requestsOf(workload)
-  })
+/** JIT and caches warm, before anything is measured; returns the 2xx answers. */
+export async function warmUp (server: Server, workload: Workload): Promise<number> {
+  const run = cannon(server, workload, { amount: WARM_UP.requests })
+  const timer = setTimeout(() => run.stop(), WARM_UP.seconds * 1000)
+  const result = await run
+  clearTimeout(timer)
+  return result['2xx']
 }
 
-function loadResult (result: autocannon.Result, cpu: number): LoadResult {
-  return {
-    requests: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-    cpuUsPerRequest: cpu / result.requests.total
-  }
-}
-
-/** Sends `workload` from 50 connections for `seconds`, measuring the server's CPU over the same window. */
-export async function load (server: Server, workload: Workload, seconds: number, onTick?: (elapsed: number) => void): Promise<LoadResult> {
-  const started = Date.now()
-  const timer = onTick === undefined ? undefined : setInterval(() => onTick((Date.now() - started) / 1000), 1000)
-  const cpuBefore = await serverCpu(server)
-  const result = await cannon(server, workload, seconds)
-  const cpu = await serverCpu(server) - cpuBefore
-  clearInterval(timer)
-  return loadResult(result, cpu)
-}
-
-/**
- * Loads every server at once, each from 50 connections of its own, for the same `seconds`:
- * on one core, whatever else the machine does in that window it does to all of them,
- * so their CPU per request can be set against each other. The loads start in the order given.
- */
-export async function loadTogether (loads: Array<[Server, Workload]>, seconds: number): Promise<LoadResult[]> {
-  const before = await Promise.all(loads.map(([server]) => serverCpu(server)))
-  const results = await Promise.all(loads.map(([server, workload]) => cannon(server, workload, seconds)))
-  const after = await Promise.all(loads.map(([server]) => serverCpu(server)))
-  return results.map((result, i) => loadResult(result, after[i] - before[i]))
+/** `workload` from 50 connections for `seconds`, and the server's CPU over the same window. */
+export async function measure (server: Server, workload: Workload, seconds: number): Promise<Result> {
+  const before = serverCpu(server)
+  const result = await cannon(server, workload, { duration: seconds })
+  const cpu = serverCpu(server) - before
+  const answered = result.requests.total
+  return { rate: answered / result.duration, cpuUs: cpu / answered, failed: result.errors + result.non2xx, ok: result['2xx'] }
 }

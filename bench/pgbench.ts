@@ -1,54 +1,47 @@
+// pgbench's single-row INSERT as a target: what PostgreSQL itself does with one
+// statement per create from as many clients as the load has connections, with no
+// HTTP and no Node.js. On core 0, as the load generator.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { CREATE, pinned } from './load.js'
+import type { Target } from './rounds.js'
 
-let made = 0
+export const hasPgbench = spawnSync('pgbench', ['--version']).status === 0
 
-/** A fresh database for one bench run; `drop` removes it. */
-export async function freshDatabase (adminUrl: string): Promise<{ url: string, drop: () => Promise<void> }> {
-  // A counter too: several made in one millisecond get names of their own.
-  const name = `plant_store_bench_${process.pid}_${Date.now()}_${made++}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    }
-  }
-}
+// Random ids below 2^53, as the bench's creates send.
+const SCRIPT = "\\set id random(1, 9007199254740991)\nINSERT INTO pgbench_plants (id, name, tag) VALUES (:id, 'bench plant', 'bench');\n"
 
-export function hasPgbench (): boolean {
-  return spawnSync('pgbench', ['--version']).status === 0
-}
-
-/**
- * pgbench's TPS for the same single-row INSERT, same concurrency, on core 0 where taskset exists,
- * each row under a random bigint id (a client's own ids, not a sequence's: each insert lands anywhere in the key's index).
- */
-export async function pgbenchTps (url: string, clients: number, seconds: number, taskset: boolean): Promise<number> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  await client.query('CREATE TABLE pgbench_plants (id BIGINT PRIMARY KEY, name TEXT NOT NULL, tag TEXT)')
-  await client.end()
+export function pgbenchTarget (name: string, url: string): Target {
   const script = join(tmpdir(), `plant-store-pgbench-${process.pid}.sql`)
-  writeFileSync(script, "\\set id random(1, 9223372036854775807)\nINSERT INTO pgbench_plants (id, name, tag) VALUES (:id, 'bench plant', 'bench');\n")
-  const args = ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script, url]
-  try {
-    const out = taskset
-      ? execFileSync('taskset', ['-c', '0', 'pgbench', ...args], { encoding: 'utf8' })
-      : execFileSync('pgbench', args, { encoding: 'utf8' })
-    return Number(/tps = ([\d.]+)/.exec(out)?.[1])
-  } finally {
-    rmSync(script, { force: true })
+  const run = (seconds: number): string => {
+    // -T counts the time its clients take to connect, which its tps leaves out: 2 s more for them.
+    const args = ['-n', '-c', '50', '-j', '2', '-T', String(seconds + 2), '-f', script, url]
+    return execFileSync(pinned ? 'taskset' : 'pgbench', pinned ? ['-c', '0', 'pgbench', ...args] : args, { encoding: 'utf8' })
+  }
+  return {
+    name,
+    serves: [CREATE.name],
+    prepare: async () => {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      await client.query('CREATE TABLE pgbench_plants (id BIGINT PRIMARY KEY, name TEXT NOT NULL, tag TEXT)')
+      await client.end()
+    },
+    start: async () => {
+      writeFileSync(script, SCRIPT)
+      return {
+        warmUp: async () => { run(1) },
+        measure: async (_workload, seconds) => {
+          const out = run(seconds)
+          // No tps line when no transaction completed (its clients still connecting when the time ran out).
+          const figure = (pattern: RegExp, none: number): number => Number(pattern.exec(out)?.[1] ?? none)
+          return { rate: figure(/tps = ([\d.]+)/, NaN), ok: figure(/actually processed: (\d+)/, 0), failed: figure(/failed transactions: (\d+)/, 0) }
+        },
+        stop: async () => { rmSync(script, { force: true }) }
+      }
+    }
   }
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { bounded } from './helpers/bounded.js'
+import { codeBlocks, pages, readPage } from './helpers/markdown.js'
 import { hooksByRoute } from './helpers/routes.js'
 
 // The package seen from outside: packed, installed into a host app of its own,
@@ -24,12 +25,23 @@ const READ_TOKEN = 'host-read-token'
 
 interface Packed { filename: string, files: Array<{ path: string }> }
 
-/** The TypeScript examples of a section of the README. */
-async function readmeExamples (title: string): Promise<string[]> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
-  const section = readme.split(/^## /m).find((part) => part.startsWith(title)) ?? ''
-  return [...section.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1])
+/**
+ * The examples of the README and the docs/ pages, as files of the host app: every
+ * TypeScript one is compiled with the host, every JavaScript one run as CommonJS.
+ */
+function docExamples (): Array<{ page: string, file: string, code: string }> {
+  return pages().flatMap((page) => {
+    const name = page === 'README.md' ? 'readme' : page.replace(/^docs\/(.+)\.md$/, 'docs-$1')
+    const blocks = codeBlocks(readPage(page))
+    return [
+      ...blocks.filter((block) => block.lang === 'ts').map((block, i) => ({ page, file: `${name}-${i + 1}.ts`, code: block.code })),
+      ...blocks.filter((block) => block.lang === 'js').map((block, i) => ({ page, file: `${name}-${i + 1}.cjs`, code: block.code }))
+    ]
+  })
 }
+
+// The examples each page has: one that loses its examples fails here rather than go unchecked.
+const EXAMPLES: Record<string, number> = { 'docs/plugin.md': 5, 'docs/client.md': 3, 'docs/webhooks.md': 1 }
 
 interface Answer { status: number, type: string | null, headers: Headers, text: string, body: any }
 
@@ -66,7 +78,7 @@ function isHostError (t: Test, answer: Answer, status: number, reason: RegExp): 
  */
 async function stage (work: string): Promise<string> {
   const source = join(work, 'source')
-  for (const entry of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'plugins', 'schemas']) {
+  for (const entry of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'plugins', 'schemas', 'docs']) {
     await cp(join(ROOT, entry), join(source, entry), { recursive: true })
   }
   await symlink(join(ROOT, 'node_modules'), join(source, 'node_modules'), 'junction')
@@ -95,6 +107,10 @@ t.test('the packed package, installed into a host app', async (t) => {
       t.notMatch(path, /^(test|secrets|data|bench|\.ci|deploy|coverage|\.tap|node_modules)\//, `${path} is not a test, a secret, local data or tooling`)
       t.notMatch(path, /\.(db|db-wal|db-shm|sqlite|tgz|env)$|^Dockerfile$|compose|\.test\.ts$/, `${path} is not local data or a container file`)
     }
+
+    // The README's links to its pages resolve where the package is installed; the screenshot stays behind.
+    for (const page of pages()) t.ok(files.includes(page), `${page} is in the package`)
+    t.notOk(files.some((path) => path.startsWith('docs/') && !path.endsWith('.md')), 'docs/ ships its pages only')
 
     const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'))
     t.equal(manifest.private, undefined, 'the package can be packed and published')
@@ -155,15 +171,15 @@ t.test('the packed package, installed into a host app', async (t) => {
     include: ['*.ts']
   }, null, 2))
   for (const file of ['host.ts', 'types.ts', 'client.ts', 'require.cjs']) await copyFile(join(FIXTURES, file), join(host, file))
-  const examples = await readmeExamples('Use the plugin in your Fastify app')
-  for (const [i, example] of examples.entries()) await writeFile(join(host, `readme-${i + 1}.ts`), example)
-  const clientExamples = await readmeExamples('Call it from TypeScript')
-  for (const [i, example] of clientExamples.entries()) await writeFile(join(host, `readme-client-${i + 1}.ts`), example)
+  const examples = docExamples()
+  for (const example of examples) await writeFile(join(host, example.file), example.code)
 
   const tsc = join(host, 'node_modules', 'typescript', 'bin', 'tsc')
-  t.test('the host and the README examples compile against the published types', async (t) => {
-    t.ok(examples.length >= 3, 'the README has its examples')
-    t.ok(clientExamples.length >= 2, "and the client's")
+  t.test('the host and the examples of the README and docs/ compile against the published types', async (t) => {
+    for (const [page, least] of Object.entries(EXAMPLES)) {
+      const count = examples.filter((example) => example.page === page).length
+      t.ok(count >= least, `${page} has its ${least} examples (${count})`)
+    }
     const check = await run(process.execPath, [tsc, '-p', host, '--noEmit'], { ...EXEC, cwd: host, env: ENV })
       .catch((error: { stdout: string, code: number }) => error)
     t.equal('code' in check ? check.code : 0, 0, `tsc --noEmit:\n${check.stdout}`)
@@ -171,9 +187,15 @@ t.test('the packed package, installed into a host app', async (t) => {
   // Meanwhile, emit without checking: the subtest above is the check.
   await run(process.execPath, [tsc, '-p', host, '--noCheck'], { ...EXEC, cwd: host, env: ENV })
 
-  t.test('a CommonJS app requires the package', async (t) => {
+  t.test('a CommonJS app requires the package, as the docs show', async (t) => {
     const { stdout } = await run(process.execPath, ['require.cjs'], { ...EXEC, cwd: host, env: ENV })
     t.equal(stdout, 'commonjs ok\n')
+    const scripts = examples.filter((example) => example.file.endsWith('.cjs'))
+    t.ok(scripts.length >= 1, 'the docs have their CommonJS example')
+    for (const { file } of scripts) {
+      const ran = await run(process.execPath, [file], { ...EXEC, cwd: host, env: ENV }).catch((error: { stderr: string, code: number }) => error)
+      t.equal('code' in ran ? ran.code : 0, 0, `${file} runs: ${ran.stderr}`)
+    }
   })
 
   const child = spawn(process.execPath, [join('build', 'host.js')], {

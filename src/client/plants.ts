@@ -41,7 +41,7 @@ export interface PlantsApi {
   get (id: PlantId, options?: CallOptions): Promise<TaggedPlant>
   /** Changes the plant by a JSON merge patch (`tag: null` removes the tag) and gives it as it now is; a 404 when there is none. */
   update (id: PlantId, patch: PlantPatch, options?: ChangeOptions): Promise<TaggedPlant>
-  /** Resolves once the plant is deleted; a 404 when there was none (see the README on retries). */
+  /** Resolves once the plant is deleted; a 404 when there was none (see docs/client.md, "Retries"). */
   delete (id: PlantId, options?: ChangeOptions): Promise<void>
   /** Every plant (or every plant of a tag) in id order, page after page, following the `next` links. */
   list (query?: ListQuery, options?: CallOptions): AsyncGenerator<PlantListItem, void, undefined>

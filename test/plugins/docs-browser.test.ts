@@ -4,7 +4,7 @@ import t from 'tap'
 import { openBrowser } from '../helpers/browser.js'
 import { build } from '../helpers/build.js'
 
-// The README's picture: refreshed only on request, so a test run leaves the tree as it was.
+// The README's picture (docs/docs-screenshot.png): refreshed only on request, so a test run leaves the tree as it was.
 const SCREENSHOT = process.env.UPDATE_DOCS_SCREENSHOT === '1' ? new URL('../../docs/docs-screenshot.png', import.meta.url) : undefined
 
 t.test('/docs in a real browser: every operation rendered, nothing loaded from elsewhere', async (t) => {

@@ -4,7 +4,7 @@ import t from 'tap'
 import { createClient } from '../../../src/client/index.js'
 import { AUTH, build, TOKEN } from '../../helpers/build.js'
 
-// The README's comparison, measured: what a client generated from this service's
+// docs/client.md's comparison, measured: what a client generated from this service's
 // /openapi.json with openapi-typescript, called with openapi-fetch, does with ids
 // above 2^53, next to plant-store/client on the same service.
 
