@@ -1,7 +1,8 @@
-import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import fastifyRateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from '../src/errors.js'
+import type { SharedCounts } from '../src/shared-limits.js'
 
 export interface AuthFailuresOptions {
   /** Failed authentications an address may make per window; its next failures get a 429. */
@@ -10,8 +11,8 @@ export interface AuthFailuresOptions {
   timeWindow: number
   /** Called for each request refused with a 429 (metrics). */
   onRefuse?: () => void
-  /** Where the counts live (Redis, shared by replicas); in this process's memory when absent. */
-  store?: FastifyRateLimitStoreCtor
+  /** Counts in Redis, shared by replicas; in this process's memory when absent. */
+  shared?: SharedCounts
 }
 
 declare module 'fastify' {
@@ -35,18 +36,19 @@ type Limiter = ReturnType<FastifyInstance['createRateLimit']>
  * served as usual, with no lookup, whoever shares its address. Register it before
  * auth, in the same scope.
  */
-const authFailures: FastifyPluginAsync<AuthFailuresOptions> = async (fastify, { max, timeWindow, onRefuse, store }) => {
+const authFailures: FastifyPluginAsync<AuthFailuresOptions> = async (fastify, { max, timeWindow, onRefuse, shared }) => {
   let limiter: Limiter | undefined
   // In a scope of its own, so that it does not meet the per-token limiter's decorators.
   await fastify.register(async (counter) => {
     // A failing store (Redis) must not turn every failure into a 500: the count is skipped then.
-    await counter.register(fastifyRateLimit, { global: false, max, timeWindow, store, skipOnError: true })
+    await counter.register(fastifyRateLimit, { global: false, max, timeWindow, redis: shared?.redis, nameSpace: shared?.nameSpace, skipOnError: true })
     limiter = counter.createRateLimit()
   })
   const count = limiter as Limiter
 
   fastify.decorate('countAuthFailure', async (request: FastifyRequest, reply: FastifyReply) => {
     const state = await count(request)
+    shared?.checked()
     if (state.isAllowed || state.isExceeded !== true) return undefined
     onRefuse?.()
     reply.header('retry-after', state.ttlInSeconds)

@@ -1,7 +1,8 @@
-import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import fastifyRateLimit from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from '../src/errors.js'
+import type { SharedCounts } from '../src/shared-limits.js'
 
 export interface RateLimitOptions {
   /** Requests each token may make per window; undefined turns the limit off. */
@@ -10,8 +11,8 @@ export interface RateLimitOptions {
   timeWindow: number
   /** Called for each request refused with a 429 (metrics). */
   onRefuse?: () => void
-  /** Where the counts live (Redis, shared by replicas); in this process's memory when absent. */
-  store?: FastifyRateLimitStoreCtor
+  /** Counts in Redis, shared by replicas; in this process's memory when absent. */
+  shared?: SharedCounts
 }
 
 /**
@@ -19,15 +20,18 @@ export interface RateLimitOptions {
  * window, then answers 429 with Retry-After. Registered after auth: the client
  * is its token, named by the short fingerprint of its digest, so the limiter never holds a secret.
  */
-const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (fastify, { max, timeWindow, onRefuse, store }) => {
+const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (fastify, { max, timeWindow, onRefuse, shared }) => {
   if (max === undefined) return
   await fastify.register(fastifyRateLimit, {
     max,
     timeWindow,
-    store,
+    redis: shared?.redis,
+    nameSpace: shared?.nameSpace,
     // A store that fails (Redis unreachable) lets the request through rather than fail it.
     skipOnError: true,
     keyGenerator: (request) => request.tokenFingerprint as string,
+    // Every request the limit lets through, a check Redis could not make among them.
+    onExceeding: shared?.checked,
     onExceeded: onRefuse,
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, `Too many requests with this token: the limit is ${context.max} per ${timeWindow / 1000} s; retry in ${context.after}.`)

@@ -80,9 +80,9 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
   app.register(async function api (scope) {
     scope.addHook('onRoute', describeApiRoute)
     await scope.register(loadShedding, { maxEventLoopDelay: config.maxEventLoopDelay, onRefuse: seen.refused('load_shedding') })
-    await scope.register(authFailures, { max: config.authFailureLimit, timeWindow: config.authFailureWindow, onRefuse: seen.refused('auth_failures'), store: seen.limits?.store('auth-failures:') })
+    await scope.register(authFailures, { max: config.authFailureLimit, timeWindow: config.authFailureWindow, onRefuse: seen.refused('auth_failures'), shared: seen.limits?.counts('auth-failures:') })
     await scope.register(auth, { tokens: config.tokens })
-    await scope.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, onRefuse: seen.refused('rate_limit'), store: seen.limits?.store('rate-limit:') })
+    await scope.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, onRefuse: seen.refused('rate_limit'), shared: seen.limits?.counts('rate-limit:') })
     await scope.register(plants, { store })
     await scope.register(webhooks, { store: store.webhooks, allowPrivate: config.webhookAllowPrivate })
     await scope.register(metricsRoute, { metrics: seen.metrics })

@@ -4,7 +4,7 @@ import { isIP } from 'node:net'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import envSchema from 'env-schema'
-import { redactDatabaseUrl } from './redact.js'
+import { redactDatabaseUrl, redactEndpoint } from './redact.js'
 import { isScope, SCOPES, type Scope, type ScopedToken } from './scopes.js'
 
 function oneOf<T extends string> (values: readonly T[], description: string) {
@@ -163,10 +163,18 @@ function looseNumbers (data: Record<string, string | undefined>): string[] {
     .map(([name]) => name)
 }
 
+// Variables whose values hold credentials, shown without them when they are not valid.
+const SHOWN: Record<string, (value: string) => string> = {
+  DATABASE_URL: redactDatabaseUrl,
+  REDIS_URL: redactDatabaseUrl,
+  OTEL_EXPORTER_OTLP_ENDPOINT: redactEndpoint,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: redactEndpoint
+}
+
 function explain (names: Iterable<string>, env: Record<string, string | undefined>): string {
   return [...new Set(names)].map((name) => {
     const schema = (Environment.properties as Record<string, TSchema>)[name]
-    const value = (name === 'DATABASE_URL' || name === 'REDIS_URL') && env[name] !== undefined ? redactDatabaseUrl(env[name]) : env[name]
+    const value = SHOWN[name]?.(env[name] as string) ?? env[name]
     return `${name}=${JSON.stringify(value)} is not valid: expected ${schema.description}`
   }).join('; ')
 }

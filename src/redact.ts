@@ -51,6 +51,35 @@ export function databaseSecrets (value: string): string[] {
   }
 }
 
+// Where the user info of a URL lies, even when it is malformed: between the scheme's `//` (or the
+// start) and the last `@`.
+function userInfoSpan (value: string): [number, number] | undefined {
+  const at = value.lastIndexOf('@')
+  const start = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0].length ?? 0
+  return start < at ? [start, at] : undefined
+}
+
+/**
+ * A collector's endpoint (OTEL_EXPORTER_OTLP_ENDPOINT) without its user info, which is a
+ * credential as a whole (a user and a token, or a token alone), nor credential-like query values.
+ */
+export function redactEndpoint (value: string): string {
+  const span = userInfoSpan(value)
+  return redactUrl(span === undefined ? value : `${value.slice(0, span[0])}${REDACTED}${value.slice(span[1])}`)
+}
+
+/** The user info of an endpoint, and its password, as written and decoded: what must never be printed. */
+export function endpointSecrets (value: string): string[] {
+  const span = userInfoSpan(value)
+  if (span === undefined) return []
+  const userInfo = value.slice(...span)
+  let decoded = userInfo
+  try {
+    decoded = decodeURIComponent(userInfo)
+  } catch {}
+  return [...new Set([userInfo, decoded, ...databaseSecrets(value)])]
+}
+
 /** `message` with every occurrence of each secret replaced: for text the service does not write itself. */
 export function redactSecrets (message: string, secrets: Iterable<string>): string {
   let redacted = message

@@ -1,9 +1,3 @@
-// The Redis store's types, which @fastify/rate-limit does not ship; referenced here so that
-// a loader compiling this file alone (the tests' spawned servers) finds them too.
-/// <reference path="./rate-limit-store.d.ts" />
-import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-// The plugin's own Redis store (its Lua scripts), wrapped below so that failures are seen.
-import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
 import { once } from 'node:events'
 import { Redis } from 'ioredis'
 import type { StoreLogger } from './store/outage.js'
@@ -14,9 +8,18 @@ export interface SharedLimitsObserver {
   failed (): void
 }
 
+/** One limit's counts in Redis: what @fastify/rate-limit takes as its `redis` and `nameSpace` options. */
+export interface SharedCounts {
+  redis: Redis
+  /** Where this limit's keys are, after REDIS_KEY_PREFIX. */
+  nameSpace: string
+  /** Called after each check: one made while Redis does not answer let its request through, and is counted. */
+  checked: () => void
+}
+
 export interface SharedLimits {
-  /** A @fastify/rate-limit store for one limit, its keys under `name` (after the key prefix). */
-  store (name: string): FastifyRateLimitStoreCtor
+  /** The counts of one limit, its keys under `name` (after the key prefix). */
+  counts (name: string): SharedCounts
   close (): Promise<void>
 }
 
@@ -32,11 +35,12 @@ export interface SharedLimitsOptions {
 const COMMAND_TIMEOUT = 500
 
 /**
- * Limits counted in one Redis for every replica. When Redis cannot be reached
- * the service keeps serving, unlimited (the plugins run with skipOnError): a
- * limit is a guard against abuse, not a reason to refuse every client. That is
- * logged once when it starts and once when Redis answers again. Resolves once
- * connected, or once the first attempt has failed: the service starts either way.
+ * Limits counted in one Redis for every replica, by @fastify/rate-limit's own Redis
+ * store. When Redis cannot be reached the service keeps serving, unlimited (the plugins
+ * run with skipOnError): a limit is a guard against abuse, not a reason to refuse every
+ * client. Whether Redis answers is what ioredis's connection events say; it is logged once
+ * when it stops and once when it answers again. Resolves once connected, or once the
+ * first attempt has failed: the service starts either way.
  */
 export async function connectSharedLimits ({ url, keyPrefix, log, observer }: SharedLimitsOptions): Promise<SharedLimits> {
   const redis = new Redis(url, {
@@ -45,57 +49,43 @@ export async function connectSharedLimits ({ url, keyPrefix, log, observer }: Sh
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: COMMAND_TIMEOUT,
+    // A Redis that holds a connection without answering is dropped (and reconnected to) like one that closed it.
+    socketTimeout: COMMAND_TIMEOUT,
     connectTimeout: 2000,
     // Reconnect for as long as the service runs, at most every two seconds.
     retryStrategy: (times) => Math.min(times * 200, 2000)
   })
 
   let available = true
-  const down = (error: Error): void => {
-    if (!available) return
+  let closing = false
+  const down = (reason: string): void => {
+    if (!available || closing) return
     available = false
     observer?.available(false)
-    log.warn({ reason: error.message }, 'Redis is unavailable: rate limits are not enforced until it answers again')
+    log.warn({ reason }, 'Redis is unavailable: rate limits are not enforced until it answers again')
   }
-  const up = (): void => {
+  // Without an 'error' listener, ioredis would print every connection error itself.
+  redis.on('error', (error: Error) => down(error.message))
+  redis.on('close', () => down('the connection closed'))
+  redis.on('ready', () => {
     if (available) return
     available = true
     observer?.available(true)
     log.info({}, 'Redis answers again: rate limits are shared and enforced')
-  }
-  // Without a listener, ioredis would print every connection error itself.
-  redis.on('error', down)
-  redis.on('ready', up)
+  })
   // once() rejects at the first 'error': the first attempt failed, and the service starts unlimited.
   await once(redis, 'ready').catch(() => {})
 
-  type Callback = Parameters<FastifyRateLimitStore['incr']>[1]
-  const watch = (callback: Callback): Callback => (error, result) => {
-    if (error === null) {
-      up()
-    } else {
-      observer?.failed()
-      down(error)
-    }
-    callback(error, result)
-  }
-  // The plugin's store, with each answer (or failure) seen on its way back.
-  function observed (inner: RedisStore): FastifyRateLimitStore {
-    return {
-      incr: (key, callback, timeWindow, max) => inner.incr(key, watch(callback), timeWindow, max),
-      child: (routeOptions) => observed(inner.child(routeOptions))
-    } as FastifyRateLimitStore
-  }
-
   return {
-    store (name) {
-      // @fastify/rate-limit calls `new` on it with its options: an object returned from a constructor stands.
-      return function SharedStore (options: { continueExceeding?: boolean, exponentialBackoff?: boolean }) {
-        return observed(new RedisStore(options.continueExceeding, options.exponentialBackoff, redis, name))
-      } as unknown as FastifyRateLimitStoreCtor
-    },
-
+    counts: (name) => ({
+      redis,
+      nameSpace: name,
+      checked: () => {
+        if (!available) observer?.failed()
+      }
+    }),
     async close () {
+      closing = true
       redis.disconnect()
     }
   }

@@ -1,9 +1,9 @@
+import type { Agent } from 'node:http'
 import { ExportResultCode } from '@opentelemetry/core'
-import { createOtlpNetworkExportDelegate } from '@opentelemetry/otlp-exporter-base'
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate, createOtlpHttpExporterMetrics } from '@opentelemetry/otlp-exporter-base/node-http'
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http'
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
+import { endpointSecrets, redactEndpoint, redactSecrets } from '../redact.js'
 import type { StoreLogger } from '../store/outage.js'
-import { CollectorConnection } from './collector-connection.js'
 import { JsonSpans, ProtobufSpans, type SpanBatch } from './otlp-encode.js'
 import type { RecordedSpan } from './spans.js'
 
@@ -26,11 +26,15 @@ export interface SpanExportOptions {
 // The OTLP exporter's own name for the scope, as the SDK's tracer had it.
 const SCOPE = 'plant-store'
 
+// Past an export's timeout, what is still open on its connection is cut: the transport's own
+// timeout is one of inactivity, and a collector that trickles its answer would hold it forever.
+const GRACE = 100
+
 /**
  * Sends spans to an OTLP/HTTP collector in batches, one export at a time, through
- * @opentelemetry/otlp-exporter-base (its timeouts, OTEL_EXPORTER_OTLP_HEADERS and compression
- * settings, and for https: its transport); an http: collector gets them over a connection of
- * our own (collector-connection.ts). What it sends is encoded here, as each span ends (otlp-encode.ts).
+ * @opentelemetry/otlp-exporter-base's transport for http: and https: alike (its retries,
+ * OTEL_EXPORTER_OTLP_HEADERS, compression and certificate settings, and its bound on the
+ * answer's size). What it sends is encoded here, as each span ends (otlp-encode.ts).
  */
 export class SpanExport {
   private readonly maxQueue: number
@@ -47,6 +51,12 @@ export class SpanExport {
   private failing = false
   private closing: { failure?: Error, drained: () => void } | undefined
   private timer: NodeJS.Timeout | undefined
+  // The transport's agent, made by the package's own factory: its sockets are what a late export holds.
+  private agent: Agent | undefined
+  private readonly timeout: number
+  // Where the warnings say the spans went, and what they never show: the endpoint's credentials.
+  private readonly where: string
+  private readonly secrets: string[]
 
   constructor (private readonly options: SpanExportOptions) {
     this.maxQueue = options.maxQueue ?? 2048
@@ -58,11 +68,13 @@ export class SpanExport {
       deserializeResponse: (json ? JsonTraceSerializer : ProtobufTraceSerializer).deserializeResponse
     }
     const config = convertLegacyHttpOptions({ url: options.url, timeoutMillis: options.timeout ?? 5000 }, 'TRACES', 'v1/traces', { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' })
+    this.timeout = config.timeoutMillis
+    this.where = redactEndpoint(options.url)
+    this.secrets = endpointSecrets(options.url)
+    const makeAgent = config.agentFactory
+    config.agentFactory = async (protocol) => (this.agent = await makeAgent(protocol) as Agent)
     const component = json ? 'otlp_http_json_span_exporter' : 'otlp_http_span_exporter'
-    const counted = { name: 'span' as const, countItems: (batch: SpanBatch) => batch.count }
-    this.delegate = config.url.startsWith('http:')
-      ? createOtlpNetworkExportDelegate(config, serializer, createOtlpHttpExporterMetrics(component, counted, config.url, undefined), new CollectorConnection(config))
-      : createOtlpHttpExportDelegate(config, serializer, component, counted, undefined)
+    this.delegate = createOtlpHttpExportDelegate(config, serializer, component, { name: 'span', countItems: (batch: SpanBatch) => batch.count }, undefined)
     this.current = this.batch()
   }
 
@@ -108,7 +120,9 @@ export class SpanExport {
       return
     }
     this.exporting = true
+    const late = setTimeout(() => this.agent?.destroy(), this.timeout + GRACE).unref()
     this.delegate.export(batch, ({ code, error }) => {
+      clearTimeout(late)
       this.exporting = false
       this.queued -= batch.count
       if (code === ExportResultCode.SUCCESS) {
@@ -122,10 +136,10 @@ export class SpanExport {
       } else if (!this.failing) {
         // Once per run of failures: the spans of every export until one succeeds are lost.
         this.failing = true
-        this.options.log.warn({ url: this.options.url, status: (error as { code?: number } | undefined)?.code, reason: error?.message }, 'the trace collector did not take the spans: they are lost until it does')
+        this.options.log.warn({ url: this.where, status: (error as Error & { code?: number }).code, reason: redactSecrets((error as Error).message, this.secrets) }, 'the trace collector did not take the spans: they are lost until it does')
       }
       if (this.dropped > 0) {
-        this.options.log.warn({ url: this.options.url, dropped: this.dropped }, `trace spans dropped: more than ${this.maxQueue} waited for the collector`)
+        this.options.log.warn({ url: this.where, dropped: this.dropped }, `trace spans dropped: more than ${this.maxQueue} waited for the collector`)
         this.dropped = 0
       }
       this.next()

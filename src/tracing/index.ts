@@ -1,10 +1,20 @@
 // Loaded only when tracing is configured (src/observability.ts imports it on demand):
 // without an OTLP endpoint no OpenTelemetry SDK module is loaded at all.
+//
+// Two pieces of this folder are our own where OpenTelemetry has packages, and stay fenced in
+// it: the tracer (spans.ts), whose spans hold only the fields OTLP sends, and the encoder
+// (otlp-encode.ts), which writes each span into its export's bytes as it ends. The SDK's spans
+// wait for their export as objects, long enough for the GC to promote them, and cost a traced
+// request a share well beyond the noise (docs/performance.md). What leaves the process is held to
+// @opentelemetry/otlp-transformer's serializers, byte for byte, for the same spans
+// (test/src/tracing/otlp-encode.test.ts). Everything else is the packages' own: the samplers,
+// the propagator, and the transport (export.ts).
 import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Link, type SpanContext } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'
 import type { FastifyPluginCallback } from 'fastify'
 import type { TracingConfig } from '../config.js'
+import { endpointSecrets, redactEndpoint, redactSecrets } from '../redact.js'
 import type { StoreObserver } from '../store/observer.js'
 import type { StoreLogger } from '../store/outage.js'
 import type { WebhookObserver } from '../webhooks/observer.js'
@@ -105,10 +115,12 @@ export function startTracing (config: TracingConfig, database: 'sqlite' | 'postg
     },
     async close () {
       const late = new Promise<'late'>((resolve) => setTimeout(resolve, FLUSH_TIMEOUT, 'late').unref())
+      // The endpoint may carry credentials (user info): never logged.
+      const url = redactEndpoint(config.url)
       try {
-        if (await Promise.race([exporter.close(), late]) === 'late') log.warn({ url: config.url }, 'the trace collector did not take the last spans in time: they are lost')
+        if (await Promise.race([exporter.close(), late]) === 'late') log.warn({ url }, 'the trace collector did not take the last spans in time: they are lost')
       } catch (error) {
-        log.warn({ url: config.url, reason: (error as Error).message }, 'the trace collector did not take the last spans: they are lost')
+        log.warn({ url, reason: redactSecrets((error as Error).message, endpointSecrets(config.url)) }, 'the trace collector did not take the last spans: they are lost')
       }
     }
   }

@@ -2,7 +2,10 @@ import { request as httpRequest, createServer, type IncomingHttpHeaders } from '
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
+import { pollUntil } from '../helpers/bounded.js'
 import { assertError, AUTH, build, getPlant, postPlant } from '../helpers/build.js'
+import { startProxy } from '../helpers/proxy.js'
+import { prefixFor, redisUrl } from '../helpers/redis.js'
 import { bearer, scopedTokensFile } from '../helpers/scopes.js'
 
 const WRONG = { authorization: 'Bearer a-guessed-token' }
@@ -132,4 +135,32 @@ t.test('behind a trusted proxy the address is the one X-Forwarded-For names; oth
   assertError(t, await guess(direct, '203.0.113.1'), 401)
   assertError(t, await guess(direct, '203.0.113.2'), 401)
   assertError(t, await guess(direct, '203.0.113.3'), 429, /failed authentications/)
+})
+
+t.test('alone, its counts shared in Redis: kept there under the limit\'s name; Redis cut off, failures are 401s again and each check is counted', async (t) => {
+  const Fastify = (await import('fastify')).default
+  const { default: authFailures } = await import('../../plugins/auth-failures.js')
+  const { connectSharedLimits } = await import('../../src/shared-limits.js')
+  const { prefix, keys } = await prefixFor(t)
+  const proxy = await startProxy(t, redisUrl())
+  let failed = 0
+  const limits = await connectSharedLimits({ url: redisUrl(proxy.port), keyPrefix: prefix, log: { info () {}, warn () {} }, observer: { available () {}, failed: () => { failed++ } } })
+  t.teardown(() => limits.close())
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(authFailures, { max: 1, timeWindow: 60_000, shared: limits.counts('auth-failures:') })
+  // A route that fails every authentication, as the auth plugin does.
+  app.get('/', async (request, reply) => {
+    const refusal = await app.countAuthFailure?.(request, reply)
+    return reply.code(refusal?.statusCode ?? 401).send({})
+  })
+  const get = async () => (await app.inject('/')).statusCode
+  t.same([await get(), await get()], [401, 429])
+  t.same(await keys(), [`${prefix}auth-failures:127.0.0.1`], 'one count, under the prefix and the name, by address')
+  t.equal(failed, 0)
+
+  await proxy.cut()
+  await pollUntil(async () => await get() === 401, 5000, 'the limit let go')
+  t.same([await get(), await get()], [401, 401], 'not enforced while Redis is away')
+  t.ok(failed >= 2, `each check counted (${failed})`)
 })

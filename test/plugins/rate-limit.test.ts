@@ -1,5 +1,9 @@
+import { createHash } from 'node:crypto'
 import t from 'tap'
+import { pollUntil } from '../helpers/bounded.js'
 import { assertError, AUTH, build, getPlant, postPlant, TOKEN } from '../helpers/build.js'
+import { startProxy } from '../helpers/proxy.js'
+import { prefixFor, redisUrl } from '../helpers/redis.js'
 
 const OTHER = { authorization: 'Bearer another-token' }
 
@@ -50,4 +54,30 @@ t.test('the plugin needs the auth plugin before it: it counts per token', async 
   t.teardown(() => app.close())
   app.register(rateLimit, { max: 1, timeWindow: 1000 })
   await t.rejects(async () => { await app.ready() }, /plant-store-auth/)
+})
+
+t.test('counts shared in Redis: kept there under the limit\'s name; Redis cut off, every request goes through and each check is counted', async (t) => {
+  const Fastify = (await import('fastify')).default
+  const { default: auth } = await import('../../plugins/auth.js')
+  const { default: rateLimit } = await import('../../plugins/rate-limit.js')
+  const { connectSharedLimits } = await import('../../src/shared-limits.js')
+  const { prefix, keys } = await prefixFor(t)
+  const proxy = await startProxy(t, redisUrl())
+  let failed = 0
+  const limits = await connectSharedLimits({ url: redisUrl(proxy.port), keyPrefix: prefix, log: { info () {}, warn () {} }, observer: { available () {}, failed: () => { failed++ } } })
+  t.teardown(() => limits.close())
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(auth, { tokens: [TOKEN] })
+  await app.register(rateLimit, { max: 2, timeWindow: 60_000, shared: limits.counts('rate-limit:') })
+  app.get('/', async () => 'ok')
+  const get = async () => (await app.inject({ url: '/', headers: AUTH })).statusCode
+  t.same([await get(), await get(), await get()], [200, 200, 429])
+  t.same(await keys(), [`${prefix}rate-limit:${createHash('sha256').update(TOKEN).digest('hex').slice(0, 12)}`], 'one count, under the prefix and the name')
+  t.equal(failed, 0)
+
+  await proxy.cut()
+  await pollUntil(async () => await get() === 200, 5000, 'the limit let go')
+  t.same([await get(), await get(), await get()], [200, 200, 200], 'not enforced while Redis is away')
+  t.ok(failed >= 3, `each check counted (${failed})`)
 })

@@ -276,6 +276,18 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
     t.match(error.message, /^REDIS_URL=".*" is not valid: expected redis:\/\/\[\[user\]:password@\]host\[:port\]\[\/db\] or rediss:\/\/…/, REDIS_URL)
     t.notMatch(error.message, 'hunter2', 'no password')
   }
+  // A collector's endpoint: its user info is a credential as a whole (a user and a token, or a token alone).
+  for (const [name, value] of [
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'http://user:hunter2@collector :4318'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'user:hunter2@collector:4318'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://hunter2@collector'],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'https://user:hunter2@collector/v1/traces?api_key=hunter2 '],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'https://user:hun ter2@collector/v1/traces']
+  ]) {
+    const error = t.throws(() => loadConfig({ API_TOKENS: 'a', [name]: value })) as Error
+    t.match(error.message, new RegExp(`^${name}=".*\\[REDACTED\\].*" is not valid: expected an http:// or https:// URL`), value)
+    t.notMatch(error.message, /hunter2|hun ter2|user/, 'no credential')
+  }
   t.throws(() => loadConfig({ API_TOKENS: 'a', REDIS_KEY_PREFIX: 'x'.repeat(201) }), /^REDIS_KEY_PREFIX="x+" is not valid: expected a non-empty prefix/)
   const both = t.throws(() => loadConfig({ API_TOKENS: 'a', PORT: 'x', BODY_LIMIT: 'y' })) as Error
   t.notMatch(both.message, /\n/, 'one line')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { databaseSecrets, redactDatabaseUrl, redactSecrets, redactUrl } from '../../src/redact.js'
+import { databaseSecrets, endpointSecrets, redactDatabaseUrl, redactEndpoint, redactSecrets, redactUrl } from '../../src/redact.js'
 
 t.test('credential-like query parameters lose their values, whatever their case or encoding', async (t) => {
   const cases: Array<[string, string]> = [
@@ -30,6 +30,20 @@ t.test('a database URL loses its password even when malformed', async (t) => {
   t.same(databaseSecrets('postgres://admin:%zz@db/x'), ['%zz'], 'a password that does not decode')
   t.same(databaseSecrets('postgres://admin@db/x'), [])
   t.same(databaseSecrets('postgres://admin:@db/x'), [])
+})
+
+t.test('a collector\'s endpoint loses its user info whole, and credential-like query values, even when malformed', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['http://user:secret@collector:4318/v1/traces', 'http://[REDACTED]@collector:4318/v1/traces'],
+    ['https://token@collector', 'https://[REDACTED]@collector'],
+    ['https://collector/v1/traces?api_key=secret&x=1', 'https://collector/v1/traces?api_key=[REDACTED]&x=1'],
+    ['user:sec ret@collector:4318', '[REDACTED]@collector:4318'],
+    ['http://collector:4318', 'http://collector:4318']
+  ]
+  for (const [url, redacted] of cases) t.equal(redactEndpoint(url), redacted, url)
+  t.same(endpointSecrets('http://user:p%40ss@collector'), ['user:p%40ss', 'user:p@ss', 'p%40ss', 'p@ss'])
+  t.same(endpointSecrets('http://t%zz@collector'), ['t%zz'], 'user info that does not decode')
+  t.same(endpointSecrets('http://collector:4318'), [])
 })
 
 t.test('secrets are replaced as written and as JSON writes them', async (t) => {

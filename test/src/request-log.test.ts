@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { RequestLog } from '../../src/request-log.js'
+import { RequestLog, serializeRequest } from '../../src/request-log.js'
 import { AUTH, TOKEN } from '../helpers/build.js'
 import { bearer, SCOPED, scopedTokensFile } from '../helpers/scopes.js'
 
@@ -138,4 +138,28 @@ t.test('a request whose response fails is logged as an error, with it', async (t
   t.equal((await app.inject('/')).statusCode, 200)
   t.equal(lines.length, 1)
   t.match(JSON.parse(lines[0]), { level: 50, msg: 'request errored', err: { message: 'after the response' }, res: { statusCode: 200 } })
+})
+
+t.test('the line is pino\'s own: the logger\'s redaction, formatters and serializers apply to it', async (t) => {
+  const lines: string[] = []
+  const app = Fastify({
+    logger: {
+      stream: { write: (line: string) => { lines.push(line) } },
+      serializers: { req: serializeRequest },
+      redact: ['req.remoteAddress', 'req.host'],
+      formatters: { level: (label) => ({ level: label }) }
+    },
+    logController: new RequestLog()
+  })
+  t.teardown(() => app.close())
+  app.get('/', async () => 'hi')
+  t.equal((await app.inject('/?token=secret')).statusCode, 200)
+  t.equal(lines.length, 1)
+  t.match(JSON.parse(lines[0]), {
+    level: 'info',
+    msg: 'request completed',
+    req: { method: 'GET', url: '/?token=[REDACTED]', host: '[Redacted]', remoteAddress: '[Redacted]' },
+    res: { statusCode: 200 },
+    responseTime: Number
+  })
 })

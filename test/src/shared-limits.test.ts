@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
-import { randomBytes } from 'node:crypto'
-import type { FastifyInstance } from 'fastify'
-import { Redis } from 'ioredis'
+import fastifyRateLimit from '@fastify/rate-limit'
+import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
@@ -9,24 +8,7 @@ import { connectSharedLimits } from '../../src/shared-limits.js'
 import { assertError, AUTH, getPlant, TOKEN } from '../helpers/build.js'
 import { scrape, value } from '../helpers/metrics.js'
 import { startProxy } from '../helpers/proxy.js'
-
-// The local Redis, in a database of these tests' own; each test writes under a prefix of its own.
-const REDIS = { host: '127.0.0.1', port: 6379, db: 7 }
-const redisUrl = (port = REDIS.port) => `redis://${REDIS.host}:${port}/${REDIS.db}`
-
-/** A key prefix of the test's own, whose keys are removed when the test ends. */
-async function prefixFor (t: Test): Promise<{ prefix: string, keys: () => Promise<string[]> }> {
-  const prefix = `plant-store-test:${randomBytes(6).toString('hex')}:`
-  const redis = new Redis({ ...REDIS, lazyConnect: true })
-  await redis.connect()
-  const keys = () => redis.keys(`${prefix}*`)
-  t.teardown(async () => {
-    const left = await keys()
-    if (left.length > 0) await redis.del(...left)
-    redis.disconnect()
-  })
-  return { prefix, keys }
-}
+import { prefixFor, redisUrl } from '../helpers/redis.js'
 
 interface Logged { level: number, msg: string }
 
@@ -127,7 +109,8 @@ t.test('Redis unreachable at start: the service starts, serves unlimited, and sa
 t.test('a Redis that hangs: each check gives up after its timeout and the request goes through', async (t) => {
   const { prefix } = await prefixFor(t)
   const proxy = await startProxy(t, redisUrl())
-  const instance = await app(t, { REDIS_URL: redisUrl(proxy.port), REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '1000' })
+  const lines: Logged[] = []
+  const instance = await app(t, { REDIS_URL: redisUrl(proxy.port), REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '1000' }, lines)
   t.equal((await getPlant(instance, 1)).statusCode, 404)
   proxy.stall()
   const started = Date.now()
@@ -135,9 +118,17 @@ t.test('a Redis that hangs: each check gives up after its timeout and the reques
   const took = Date.now() - started
   t.equal(res.statusCode, 404)
   t.ok(took >= 400 && took < 3000, `answered after ${took} ms`)
+  // Held without an answer, the connection is dropped as one that closed: the next checks fail at once.
+  const next = Date.now()
+  for (let i = 0; i < 5; i++) t.equal((await getPlant(instance, 1)).statusCode, 404)
+  t.ok(Date.now() - next < 1000, `five more in ${Date.now() - next} ms`)
+  const metrics = await scrape(instance, SCRAPER)
+  t.equal(value(metrics, 'plant_store_shared_limits_available'), 0)
+  t.ok(value(metrics, 'plant_store_shared_limits_errors_total') >= 5, 'each counted')
+  t.match(lines.filter((line) => /Redis/.test(line.msg)), [{ level: 40, msg: 'Redis is unavailable: rate limits are not enforced until it answers again' }])
 })
 
-t.test('the store of one limit, and its per-route children, count in Redis', async (t) => {
+t.test('the counts of one limit are @fastify/rate-limit\'s own Redis options, its keys under the prefix and its name', async (t) => {
   const { prefix, keys } = await prefixFor(t)
   const seen: string[] = []
   const limits = await connectSharedLimits({
@@ -147,14 +138,15 @@ t.test('the store of one limit, and its per-route children, count in Redis', asy
     observer: { available: (up) => seen.push(String(up)), failed: () => seen.push('failed') }
   })
   t.teardown(() => limits.close())
-  const Store = limits.store('limit:')
-  const store = new Store({})
-  const incr = (s: typeof store, key: string) => new Promise((resolve, reject) => s.incr(key, (error, result) => error === null ? resolve(result) : reject(error), 1000, 5))
-  t.match(await incr(store, 'k'), { current: 1 })
-  t.match(await incr(store, 'k'), { current: 2 })
-  const child = store.child({ routeInfo: { method: 'GET', url: '/x' } } as never)
-  t.match(await incr(child, 'k'), { current: 1 })
-  t.same((await keys()).sort(), [`${prefix}limit:GET/x-k`, `${prefix}limit:k`])
+  const { redis, nameSpace, checked } = limits.counts('limit:')
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastifyRateLimit, { max: 2, timeWindow: 60_000, redis, nameSpace, keyGenerator: () => 'k', onExceeding: checked })
+  app.get('/', async () => 'ok')
+  app.get('/own', { config: { rateLimit: { max: 1, timeWindow: 60_000 } } }, async () => 'ok')
+  t.same([(await app.inject('/')).statusCode, (await app.inject('/')).statusCode, (await app.inject('/')).statusCode], [200, 200, 429])
+  t.same([(await app.inject('/own')).statusCode, (await app.inject('/own')).statusCode], [200, 429], 'a route\'s own limit')
+  t.same((await keys()).sort(), [`${prefix}limit:GET/own-k`, `${prefix}limit:k`])
   t.same(seen, [], 'nothing to report while Redis answers')
 })
 

@@ -146,7 +146,8 @@ t.test('a collector that cannot be reached costs the spans, never a request or t
   const lines: Array<{ level: number, msg: string, reason?: string }> = []
   const { buildApp } = await import('../../src/app.js')
   const { loadConfig } = await import('../../src/config.js')
-  const app = await buildApp(loadConfig({ API_TOKENS: 'k', DATABASE_URL: 'sqlite::memory:', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` }),
+  // Credentials in the endpoint: never logged.
+  const app = await buildApp(loadConfig({ API_TOKENS: 'k', DATABASE_URL: 'sqlite::memory:', OTEL_EXPORTER_OTLP_ENDPOINT: `http://user:s%40cret@127.0.0.1:${port}` }),
     { logStream: { write: (line) => { lines.push(JSON.parse(line)) } } })
   for (let id = 1; id <= 20; id++) {
     const res = await app.inject({ method: 'POST', url: '/plants', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, payload: { id, name: 'Fern' } })
@@ -155,7 +156,8 @@ t.test('a collector that cannot be reached costs the spans, never a request or t
   const started = Date.now()
   await app.close()
   t.ok(Date.now() - started < 3000, `closed in ${Date.now() - started} ms`)
-  t.match(lines.filter((line) => line.level === 40), [{ msg: /^the trace collector did not take the last spans/ }])
+  t.match(lines.filter((line) => line.level === 40), [{ msg: /^the trace collector did not take the last spans/, url: `http://[REDACTED]@127.0.0.1:${port}/v1/traces` }])
+  t.notMatch(JSON.stringify(lines), /user|s%40cret|s@cret/, 'no credential in any line')
 })
 
 t.test('a collector that refuses the spans: the shutdown says so and completes', async (t) => {
