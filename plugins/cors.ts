@@ -15,9 +15,10 @@ export interface CorsOptions {
 }
 
 const METHODS = ['GET', 'POST', 'DELETE', 'PATCH']
-const REQUEST_HEADERS = ['Authorization', 'Content-Type']
-// What a page's script may read of an answer: the next page, when to retry, why it was refused.
-const EXPOSED_HEADERS = ['Link', 'Retry-After', 'WWW-Authenticate']
+// The token, the body's type, and the preconditions of a change or a read (ETags).
+const REQUEST_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match']
+// What a page's script may read of an answer: the plant's ETag, the next page, when to retry, why it was refused.
+const EXPOSED_HEADERS = ['ETag', 'Link', 'Retry-After', 'WWW-Authenticate']
 
 /**
  * Lets pages of the configured origins call the API from a browser. Registered

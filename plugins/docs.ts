@@ -59,13 +59,13 @@ const docs: FastifyPluginAsync = async (fastify) => {
       info: {
         title: 'Plant Store',
         version: '1.0.0',
-        description: 'Create plants under the identification numbers you choose, read them back, list the store page by page, and delete them.',
+        description: 'Create plants under the identification numbers you choose, read them back, list the store page by page, change them (safely, with ETags) and delete them.',
         license: { name: license, identifier: license }
       },
       // Relative: the host that serves this document, wherever it is deployed.
       servers: [{ url: '/', description: 'This service: the host that serves this document' }],
       tags: [
-        { name: 'plants', description: 'The plant store: every operation needs a bearer token, with the scope plants:read to read and list, plants:write to create and delete' },
+        { name: 'plants', description: 'The plant store: every operation needs a bearer token, with the scope plants:read to read and list, plants:write to create, change and delete' },
         { name: 'webhooks', description: 'Subscriptions to the plants added, and their deliveries: every operation needs a bearer token with the scope webhooks' },
         { name: 'probes', description: 'Health and readiness, for load balancers and orchestrators' },
         { name: 'operations', description: 'Metrics for Prometheus: a bearer token with the scope metrics' },

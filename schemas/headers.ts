@@ -24,3 +24,29 @@ export const WwwAuthenticateHeader = Type.String({
   description: 'The challenge (RFC 6750): `Bearer realm="plant-store"`, with `error="invalid_token"` when the token was presented and is wrong, ' +
     'or `error="insufficient_scope", scope="<the scope>"` when the token is valid but lacks the operation\'s scope (403)'
 })
+
+export const EtagHeader = Type.String({
+  maxLength: 45,
+  description: 'A strong validator of the plant (RFC 9110 §8.8.3): the same exactly when its name and tag are. ' +
+    'Give it in If-Match to change or delete the plant only as it was read, or in If-None-Match to read it only when it has changed',
+  examples: ['"nfwLjKlBkjGmssHcEHJQ_3KjqgSDeFfJVdNNCCm3BOA"']
+})
+
+/** The request header of a change made only to the plant as the client last read it. */
+export const IfMatchHeaders = Type.Object({
+  'If-Match': Type.Optional(Type.String({
+    maxLength: 4096,
+    description: 'Change the plant only if its current ETag is one of these (a comma-separated list of strong ETags), or, with `*`, only if it exists; ' +
+      'otherwise 412 and nothing changes. Weak ETags (W/"…") never match',
+    examples: ['"nfwLjKlBkjGmssHcEHJQ_3KjqgSDeFfJVdNNCCm3BOA"']
+  }))
+})
+
+/** The request header of a read that needs no body when the client's copy is current. */
+export const IfNoneMatchHeaders = Type.Object({
+  'If-None-Match': Type.Optional(Type.String({
+    maxLength: 4096,
+    description: 'Answer 304 with no body when the plant\'s current ETag is one of these (a comma-separated list; W/ is ignored), or, with `*`, when it exists',
+    examples: ['"nfwLjKlBkjGmssHcEHJQ_3KjqgSDeFfJVdNNCCm3BOA"']
+  }))
+})

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox
 import { ErrorBody } from './error.js'
 import { PlantListItem } from './list.js'
 import { NewPlant, Plant } from './plant.js'
+import { PlantPatch } from './plant-patch.js'
 import { CreatedWebhookEndpoint, NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch, WebhookSecret } from './webhooks.js'
 
 export * from './error.js'
@@ -9,10 +10,11 @@ export * from './headers.js'
 export * from './list.js'
 export * from './metrics.js'
 export * from './plant.js'
+export * from './plant-patch.js'
 export * from './webhooks.js'
 
 /** The named schemas, registered with `addSchema` so routes and the OpenAPI document share them. */
-export const sharedSchemas = [Plant, NewPlant, PlantListItem, ErrorBody,
+export const sharedSchemas = [Plant, NewPlant, PlantPatch, PlantListItem, ErrorBody,
   WebhookEndpoint, NewWebhookEndpoint, WebhookEndpointPatch, CreatedWebhookEndpoint, WebhookSecret, WebhookDelivery]
 
 /** A `$ref` to a shared schema that keeps the referenced schema's static type. */

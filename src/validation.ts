@@ -114,17 +114,22 @@ export function int64ValidatorCompiler (schemas: AnySchema[]): FastifySchemaComp
   return ({ schema, httpPart }) => httpPart === 'body' ? body.compile(forAjv(schema, false) as AnySchema) : text.compile(forAjv(schema, true) as AnySchema)
 }
 
-/** Fastify's error text (`body/id must be integer`), with a plain sentence for the storable-text pattern. */
+/** Ajv's rule, in words for a person where Ajv's are for a programmer. */
+function describe (error: ErrorObject): string | undefined {
+  if (error.keyword === 'pattern' && error.params.pattern === STORABLE_TEXT) return 'must not contain U+0000 or an unpaired UTF-16 surrogate'
+  // A field the schema forbids (`{not: {}}`): an id in a patch.
+  if (error.keyword === 'not') return 'must not be present'
+  if (error.keyword === 'type' && Array.isArray(error.params.type)) return `must be ${error.params.type.join(' or ')}`
+  if (error.keyword === 'maxLength') return `must be at most ${error.params.limit} characters long (Unicode code points)`
+  return error.message
+}
+
+/** Fastify's error text (`body/id must be integer`), with plain sentences where Ajv's are not. */
 export const formatValidationErrors: SchemaErrorFormatter = (errors, dataVar) => {
   const text = errors.map((error) => {
     // The name is the client's: quoted no longer than a message may be.
     if (error.keyword === 'additionalProperties') return `${dataVar}/${String(error.params.additionalProperty).slice(0, 200)} is not a parameter of this operation`
-    const message = error.keyword === 'pattern' && error.params.pattern === STORABLE_TEXT
-      ? 'must not contain U+0000 or an unpaired UTF-16 surrogate'
-      : error.keyword === 'maxLength'
-        ? `must be at most ${error.params.limit} characters long (Unicode code points)`
-        : error.message
-    return `${dataVar}${error.instancePath} ${message}`
+    return `${dataVar}${error.instancePath} ${describe(error)}`
   })
   return new Error(text.join(', '))
 }

@@ -35,12 +35,13 @@ function limitFileSize (pid: number, bytes: number | 'unlimited'): void {
 /**
  * What a full disk must look like from outside, whichever the store (`name`, as its log lines
  * say it): once `fill` has run, creates get 503 with Retry-After while reads answer and /ready is
- * 503, still after a poll of the webhook sender and a read of the metrics; once `free` has run,
- * creates succeed again; one log line when the outage starts and one when it ends, no error line.
+ * 503, still after a poll of the webhook sender and a read of the metrics, and so do changes; once `free` has run,
+ * creates and changes succeed again; one log line when the outage starts and one when it ends, no error line.
  * Creates 1, 5 and 6 get a 200; 2, 3, 4 and 7 a 503.
  */
 async function fullDisk (t: Test, server: RunningServer, name: string, fill: () => unknown, free: () => unknown): Promise<void> {
   const post = (id: number) => fetch(`${server.url}/plants`, { method: 'POST', headers, body: JSON.stringify({ id, name: `plant ${id}` }) })
+  const patch = (id: number, name: string) => fetch(`${server.url}/plants/${id}`, { method: 'PATCH', headers, body: JSON.stringify({ name }) })
   const ready = async () => (await fetch(`${server.url}/ready`)).status
 
   t.equal((await post(1)).status, 200)
@@ -54,7 +55,11 @@ async function fullDisk (t: Test, server: RunningServer, name: string, fill: () 
     t.match(await response.json(), { error: 503, message: /unavailable/ })
     t.equal((await fetch(`${server.url}/plants/1`, { headers })).status, 200, 'reads answer')
     t.equal(await ready(), 503, '/ready is 503: the store cannot be written')
+    const change = await patch(1, `renamed ${id}`)
+    t.equal(change.status, 503, 'a change: 503 as a create')
+    t.match(change.headers.get('retry-after'), /^[1-9][0-9]*$/, 'with Retry-After')
   }
+  t.same(await (await fetch(`${server.url}/plants/1`, { headers })).json(), { name: 'plant 1' }, 'no refused change was applied')
   // Past a poll of the webhook sender (every second): its claim finds nothing due and writes
   // nothing, which must not end the outage (a second pair of lines when it did); nor must the
   // metrics' read of the webhook backlog.
@@ -64,6 +69,7 @@ async function fullDisk (t: Test, server: RunningServer, name: string, fill: () 
 
   await free()
   t.equal((await post(5)).status, 200, 'room again: a create succeeds')
+  t.equal((await patch(1, 'renamed')).status, 200, 'and a change')
   t.equal(await ready(), 200)
   t.equal((await post(6)).status, 200)
   server.child.kill('SIGTERM')

@@ -244,6 +244,10 @@ t.test('the packed package, installed into a host app', async (t) => {
     const read = await call(base, 'GET', '/v1/plants/1', { headers: bearer })
     t.same([read.status, read.body], [200, { name: 'Monstera', tag: 'climber' }], 'the stored plant stays as it was')
     isError(t, await call(base, 'GET', '/v1/plants/42', { headers: bearer }), 404, /No plant has id 42/)
+    const patched = await call(base, 'PATCH', '/v1/plants/1', { headers: { ...bearer, 'content-type': 'application/merge-patch+json', 'if-match': read.headers.get('etag') as string }, json: '{"tag": null}' })
+    t.same([patched.status, patched.body], [200, { name: 'Monstera' }], 'a merge patch against the ETag read')
+    isError(t, await call(base, 'PATCH', '/v1/plants/1', { headers: { ...bearer, 'if-match': read.headers.get('etag') as string }, json: '{"tag": "x"}' }), 412, /If-Match/)
+    t.equal((await call(base, 'PATCH', '/v1/plants/1', { headers: bearer, json: '{"tag": "climber"}' })).status, 200, 'and back, as application/json')
 
     isError(t, await call(base, 'POST', '/v1/plants', { headers: bearer, json: '{"id": "2", "name": "Fern"}' }), 400, /^body\/id must be integer$/)
     isError(t, await call(base, 'POST', '/v1/plants', { headers: bearer, json: '{"id": 2, "name": "Fern", "tag": null}' }), 400, /^body\/tag must be string$/)

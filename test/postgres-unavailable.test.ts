@@ -4,7 +4,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Client } from 'pg'
 import t, { type Test } from 'tap'
 import { StoreUnavailableError } from '../src/store/types.js'
-import { assertError, AUTH, build, getPlant, postPlant } from './helpers/build.js'
+import { assertError, AUTH, build, getPlant, patchPlant, postPlant } from './helpers/build.js'
 import { connect, freshPostgresUrl, PG_SKIP as skip } from './helpers/postgres.js'
 import { startProxy } from './helpers/proxy.js'
 
@@ -58,7 +58,9 @@ t.test('a read-only database (as a standby after a failover): 503 with Retry-Aft
 
   const creates = await Promise.all([2, 3, 4, 5].map((id) => postPlant(app, { id, name: 'Ivy' })))
   creates.forEach((response, i) => assertUnavailable(t, response, `create ${i}`))
-  t.equal((await getPlant(app, 1)).body, '{"name":"Fern"}', 'reads still answer')
+  assertUnavailable(t, await patchPlant(app, 1, { name: 'Ivy' }), 'change')
+  assertUnavailable(t, await app.inject({ method: 'DELETE', url: '/plants/1', headers: { ...AUTH, 'if-match': '*' } }), 'conditional delete')
+  t.equal((await getPlant(app, 1)).body, '{"name":"Fern"}', 'reads still answer, and nothing refused was applied')
   assertUnavailable(t, await app.inject('/ready'), '/ready')
 
   // A batch that fails as a whole for want of a writable store goes once, not once per row.
@@ -80,12 +82,14 @@ t.test('a database that refuses connections (55000): 503 with Retry-After everyw
   await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`)
   await endSessions(admin, name)
   assertUnavailable(t, await postPlant(app, { id: 2, name: 'Ivy' }), 'create')
+  assertUnavailable(t, await patchPlant(app, 1, { tag: 'x' }), 'change')
   assertUnavailable(t, await getPlant(app, 1), 'read')
   assertUnavailable(t, await app.inject({ url: '/plants?limit=5', headers: AUTH }), 'list')
   assertUnavailable(t, await app.inject('/ready'), '/ready')
 
   await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`)
   await recovers(t, app, 10)
+  t.same((await patchPlant(app, 1, { tag: 'back' })).json(), { name: 'Fern', tag: 'back' }, 'a change commits again')
 })
 
 t.test('a missing database (3D000) and an unknown role (28000) are outages, not failures of the service', { skip }, async (t) => {

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import t from 'tap'
 import { bounded } from './helpers/bounded.js'
-import { assertError, AUTH, build, getPlant, postPlant } from './helpers/build.js'
+import { assertError, AUTH, build, getPlant, patchPlant, postPlant } from './helpers/build.js'
 
 const TIMEOUT = 1000
 const HELD = 4000
@@ -53,9 +53,10 @@ t.test('a write lock held by another process: /health at once, creates 503 in ti
   let id = 100
   while (performance.now() < end - TIMEOUT - 300) {
     const start = performance.now()
-    const [one, two] = await Promise.all([postPlant(app, { id: id++, name: 'Locked out' }), postPlant(app, { id: id++, name: 'Locked out' })])
+    const [one, two, change] = await Promise.all([postPlant(app, { id: id++, name: 'Locked out' }), postPlant(app, { id: id++, name: 'Locked out' }),
+      patchPlant(app, 1, { name: 'Locked out' })])
     creates.push(performance.now() - start)
-    for (const response of [one, two]) {
+    for (const response of [one, two, change]) {
       assertError(t, response, 503, /unavailable/)
       t.equal(response.headers['retry-after'], '2', 'with Retry-After')
     }
@@ -67,8 +68,8 @@ t.test('a write lock held by another process: /health at once, creates 503 in ti
   t.equal(register.headers['retry-after'], '2', 'a webhook registration too, with Retry-After')
   await probing
 
-  t.ok(creates.length >= 2, `${creates.length} rounds of creates while locked`)
-  t.ok(Math.max(...creates) < TIMEOUT + 300, `creates answered 503 within DATABASE_TIMEOUT: at most ${Math.round(Math.max(...creates))} ms`)
+  t.ok(creates.length >= 2, `${creates.length} rounds of creates and a change while locked`)
+  t.ok(Math.max(...creates) < TIMEOUT + 300, `creates and changes answered 503 within DATABASE_TIMEOUT: at most ${Math.round(Math.max(...creates))} ms`)
   t.ok(health.length > 100, `${health.length} health checks`)
   t.ok(percentile(health, 0.99) < 50, `/health p99 ${percentile(health, 0.99).toFixed(1)} ms, max ${Math.max(...health).toFixed(1)} ms`)
 
@@ -81,4 +82,6 @@ t.test('a write lock held by another process: /health at once, creates 503 in ti
   t.equal((await app.inject('/ready')).statusCode, 200, 'and /ready is 200 again')
   for (let i = 0; i < 20; i++) t.equal((await postPlant(app, { id: 1000 + i, name: 'Later' })).statusCode, 200, 'nothing is shed')
   for (let i = 100; i < id; i++) t.equal((await getPlant(app, i)).statusCode, 404, `refused plant ${i} was not stored`)
+  t.same((await getPlant(app, 1)).json(), { name: 'Before' }, 'no refused change was applied')
+  t.same((await patchPlant(app, 1, { name: 'After' })).json(), { name: 'After' }, 'and a change commits again')
 })

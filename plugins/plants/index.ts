@@ -1,12 +1,16 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { NewPlant, PLANT_BODY_LIMIT, PlantParams, ref } from '../../schemas/index.js'
+import type { FastifyPluginAsync } from 'fastify'
+import { EtagHeader, IfMatchHeaders, IfNoneMatchHeaders, NewPlant, PLANT_BODY_LIMIT, PlantParams, ref } from '../../schemas/index.js'
 import { HttpError } from '../../src/errors.js'
-import type { PlantStore, WriteOptions } from '../../src/store/types.js'
+import { plantEtag } from '../../src/store/etag.js'
+import type { PlantStore } from '../../src/store/types.js'
 // Types the `scope` of a route's config, which the auth plugin checks.
 import type {} from '../../src/scopes.js'
 import { jsonApiScope } from '../json-api.js'
 import { listRoute } from './list.js'
-import { badId, error, plantResponse, tags, unavailable } from './responses.js'
+import { patchRoute } from './patch.js'
+import { ifMatch, noneMatch, preconditionFailed, withEtag } from './preconditions.js'
+import { error, noPlant, plantResponse, tags, unavailable } from './responses.js'
+import { writeOf } from './write-options.js'
 
 export interface PlantsOptions {
   /** Where the plants live. Required. */
@@ -17,9 +21,9 @@ export interface PlantsOptions {
 
 function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
   const { store, bodyLimit } = options
-  const methods = ['create', 'delete', 'get', 'list', 'check', 'close'] as const
+  const methods = ['create', 'update', 'delete', 'get', 'list', 'check', 'close'] as const
   if (store === null || typeof store !== 'object' || !methods.every((m) => typeof store[m] === 'function')) {
-    throw new TypeError('plants: options.store must be a PlantStore (create, delete, get, list, check, close)')
+    throw new TypeError('plants: options.store must be a PlantStore (create, update, delete, get, list, check, close)')
   }
   if (bodyLimit !== undefined && !(Number.isInteger(bodyLimit) && bodyLimit > 0)) {
     throw new TypeError('plants: options.bodyLimit must be a positive integer')
@@ -28,15 +32,7 @@ function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
 }
 
 /**
- * A write of a request whose client has gone (its connection closed) is dropped before it is sent to the store;
- * the request is the write's origin, so that a trace can link the store's batch to the requests it carried.
- */
-function writeOf (request: FastifyRequest): WriteOptions {
-  return { abandoned: () => request.raw.socket?.destroyed === true, origin: request }
-}
-
-/**
- * The plants routes: POST /plants, GET /plants, GET and DELETE /plants/:id. An encapsulated plugin:
+ * The plants routes: POST /plants, GET /plants, GET, PATCH and DELETE /plants/:id. An encapsulated plugin:
  * its schemas, JSON parser, validator and error replies stay in its own scope,
  * so a host keeps its own, and `prefix` places the routes.
  */
@@ -65,56 +61,68 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
         503: unavailable
       }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const { id, name, tag } = request.body
     const { outcome, plant } = await store.create({ id, name, tag }, writeOf(request))
     if (outcome === 'conflict') {
       throw new HttpError(409, `A different plant already has id ${id}; it was left as it was.`)
     }
-    return plant
+    return withEtag(reply, plant)
   })
 
   fastify.get('/plants/:id', {
     config: { scope: 'plants:read' },
     schema: {
       summary: 'Read a plant',
+      description: 'With If-None-Match naming its current ETag, the answer is a 304 with no body: the copy the client holds is current.',
       operationId: 'getPlant',
       tags,
       params: PlantParams,
+      headers: IfNoneMatchHeaders,
       response: {
         200: plantResponse('The plant'),
-        400: badId,
+        304: { type: 'null', description: 'Not modified: the plant\'s ETag is one If-None-Match names', headers: { ETag: EtagHeader } },
+        400: error('The id is not a signed 64-bit integer in plain decimal digits, or If-None-Match is not a list of entity tags'),
         404: error('No plant has this id'),
         503: unavailable
       }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const plant = await store.get(request.params.id)
-    if (plant === undefined) throw new HttpError(404, `No plant has id ${request.params.id}.`)
-    return plant
+    if (plant === undefined) throw noPlant(request.params.id)
+    const etag = plantEtag(plant)
+    reply.header('etag', `"${etag}"`)
+    return noneMatch(request, etag) ? reply.code(304).send() : plant
   })
 
   fastify.delete('/plants/:id', {
     config: { scope: 'plants:write' },
     schema: {
       summary: 'Delete a plant',
-      description: 'Removes the plant; its id is then free for a new plant. Of concurrent deletes of one id, one answers 204.',
+      description: 'Removes the plant; its id is then free for a new plant. Of concurrent deletes of one id, one answers 204. ' +
+        'With If-Match, only the plant as the client read it is deleted.',
       operationId: 'deletePlant',
       tags,
       params: PlantParams,
+      headers: IfMatchHeaders,
       response: {
         204: { type: 'null', description: 'The plant was deleted' },
-        400: badId,
+        400: error('The id is not a signed 64-bit integer in plain decimal digits, or If-Match is not a list of entity tags'),
         404: error('No plant has this id (a second delete of one id is a 404)'),
+        412: error('If-Match names no current ETag of the plant (it has changed, or is gone): nothing was deleted'),
         503: unavailable
       }
     }
   }, async (request, reply) => {
-    // Through the same group commit as creates: writes of one id keep their order.
-    if (!await store.delete(request.params.id, writeOf(request))) throw new HttpError(404, `No plant has id ${request.params.id}.`)
+    const { id } = request.params
+    const condition = ifMatch(request)
+    // Through the same group commit as creates: writes of one id keep their order. `*` asks only that the plant exists.
+    const options = { ...writeOf(request), ifMatch: condition === '*' ? undefined : condition }
+    if (!await store.delete(id, options)) throw condition === undefined ? noPlant(id) : preconditionFailed(id)
     return reply.code(204).send()
   })
 
+  patchRoute(fastify, store, writeBodyLimit)
   listRoute(fastify, store)
 }
 

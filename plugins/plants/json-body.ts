@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify'
 import { HttpError } from '../../src/errors.js'
 import { parseJson } from '../../src/json/parse.js'
 
@@ -18,10 +18,36 @@ function unreadable (request: FastifyRequest): string | undefined {
   CHARSET.lastIndex = 0
   for (let match = CHARSET.exec(type); match !== null; match = CHARSET.exec(type)) {
     if (match[1].trim().replace(/^"(.*)"$/, '$1').toLowerCase() !== 'utf-8') {
-      return 'Unsupported charset: send the body as application/json in UTF-8 (charset=utf-8, or none).'
+      return 'Unsupported charset: send the JSON body in UTF-8 (charset=utf-8, or none).'
     }
   }
   return undefined
+}
+
+// Bodies are read whole, then decoded and parsed here (see acceptJsonBodies).
+const readJsonBody: FastifyBodyParser<Buffer> = (request, body, done) => {
+  const refusal = unreadable(request)
+  if (refusal !== undefined) return done(new HttpError(415, refusal), undefined)
+  if (body.length === 0) {
+    // A route that takes no body (DELETE) accepts the empty one a client labels JSON anyway.
+    if (request.routeOptions.schema?.body === undefined) return done(null, undefined)
+    return done(new HttpError(400, 'The request body is empty: send a JSON object.'), undefined)
+  }
+  let text: string
+  try {
+    text = utf8.decode(body)
+  } catch {
+    return done(new HttpError(400, 'The request body is not valid UTF-8: send JSON encoded as UTF-8.'), undefined)
+  }
+  let value: unknown
+  try {
+    value = parseJson(text)
+  } catch (err) {
+    // parseJson throws JsonBodyError only, whose message is meant for the client.
+    return done(new HttpError(400, (err as Error).message), undefined)
+  }
+  // Outside the try: what done runs next must not be answered as a bad body.
+  done(null, value)
 }
 
 /**
@@ -31,28 +57,10 @@ function unreadable (request: FastifyRequest): string | undefined {
  */
 export function acceptJsonBodies (fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers()
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const refusal = unreadable(request)
-    if (refusal !== undefined) return done(new HttpError(415, refusal), undefined)
-    if ((body as Buffer).length === 0) {
-      // A route that takes no body (DELETE) accepts the empty one a client labels JSON anyway.
-      if (request.routeOptions.schema?.body === undefined) return done(null, undefined)
-      return done(new HttpError(400, 'The request body is empty: send a JSON object.'), undefined)
-    }
-    let text: string
-    try {
-      text = utf8.decode(body as Buffer)
-    } catch {
-      return done(new HttpError(400, 'The request body is not valid UTF-8: send JSON encoded as UTF-8.'), undefined)
-    }
-    let value: unknown
-    try {
-      value = parseJson(text)
-    } catch (err) {
-      // parseJson throws JsonBodyError only, whose message is meant for the client.
-      return done(new HttpError(400, (err as Error).message), undefined)
-    }
-    // Outside the try: what done runs next must not be answered as a bad body.
-    done(null, value)
-  })
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, readJsonBody)
+}
+
+/** Takes JSON merge patches (RFC 7396) too, read exactly as JSON: for the scope of a route whose body is one. */
+export function acceptMergePatches (fastify: FastifyInstance): void {
+  fastify.addContentTypeParser('application/merge-patch+json', { parseAs: 'buffer' }, readJsonBody)
 }

@@ -1,5 +1,5 @@
 /** What went wrong, told apart by a string TypeScript narrows on (`switch (error.kind)`). */
-export type PlantStoreErrorKind = 'bad-request' | 'unauthorized' | 'forbidden' | 'not-found' | 'conflict' | 'rate-limited' | 'unavailable' | 'network' | 'other'
+export type PlantStoreErrorKind = 'bad-request' | 'unauthorized' | 'forbidden' | 'not-found' | 'conflict' | 'precondition-failed' | 'rate-limited' | 'unavailable' | 'network' | 'other'
 
 // Each kind with the status and retryAfter it comes with.
 type Variant =
@@ -9,6 +9,8 @@ type Variant =
   | { readonly kind: 'forbidden', readonly status: 403, readonly retryAfter: undefined }
   | { readonly kind: 'not-found', readonly status: 404, readonly retryAfter: undefined }
   | { readonly kind: 'conflict', readonly status: 409, readonly retryAfter: undefined }
+  /** `ifMatch` named no current ETag of the plant (it changed, or is gone): nothing was done. Read it again. */
+  | { readonly kind: 'precondition-failed', readonly status: 412, readonly retryAfter: undefined }
   | { readonly kind: 'rate-limited', readonly status: 429, readonly retryAfter: number | undefined }
   | { readonly kind: 'unavailable', readonly status: 503, readonly retryAfter: number | undefined }
   /** No answer came: `cause` is what fetch threw. */
@@ -17,7 +19,7 @@ type Variant =
   | { readonly kind: 'other', readonly status: number, readonly retryAfter: undefined }
 
 const KINDS: Record<number, PlantStoreErrorKind> = {
-  400: 'bad-request', 401: 'unauthorized', 403: 'forbidden', 404: 'not-found', 409: 'conflict', 429: 'rate-limited', 503: 'unavailable'
+  400: 'bad-request', 401: 'unauthorized', 403: 'forbidden', 404: 'not-found', 409: 'conflict', 412: 'precondition-failed', 429: 'rate-limited', 503: 'unavailable'
 }
 
 export interface PlantStoreErrorInit {

@@ -8,12 +8,12 @@ import { retryPolicy, type RetryOptions } from './retry.js'
 import { webhooksApi, type WebhooksApi } from './webhooks.js'
 
 export type {
-  NewPlant, NewWebhookEndpoint, Plant, PlantListItem, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch, WebhookSecret
+  NewPlant, NewWebhookEndpoint, Plant, PlantListItem, PlantPatch, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch, WebhookSecret
 } from '../../schemas/index.js'
 export { PlantStoreError, type PlantStoreErrorInit, type PlantStoreErrorKind } from './errors.js'
 export type { PlantId } from './ids.js'
 export type { Page } from './pages.js'
-export type { ListQuery, NewPlantInput, PageQuery, PlantsApi } from './plants.js'
+export type { ChangeOptions, ListQuery, NewPlantInput, PageQuery, PlantsApi, TaggedPlant } from './plants.js'
 export type { CallOptions } from './request.js'
 export type { RetryOptions } from './retry.js'
 export type { DeliveryPageQuery, DeliveryQuery, WebhooksApi } from './webhooks.js'

@@ -1,11 +1,27 @@
-import type { NewPlant, Plant, PlantListItem } from '../../schemas/index.js'
+import type { NewPlant, Plant, PlantListItem, PlantPatch } from '../../schemas/index.js'
 import { stringifyExact } from '../json/exact.js'
 import { toId, type PlantId } from './ids.js'
 import { page, walk, type Page, type Raw } from './pages.js'
-import { expectEmpty, readBody, type Call, type CallOptions, type Send } from './request.js'
+import { expectEmpty, fail, readBody, type Answer, type Call, type CallOptions, type Send } from './request.js'
 
 /** A plant to create: NewPlant, with the id in any form `PlantId` accepts. */
 export type NewPlantInput = Omit<NewPlant, 'id'> & { id: PlantId }
+
+/**
+ * A plant as an answer gave it, with the answer's ETag (quotes included): give it back as
+ * `ifMatch` to change or delete the plant only as it was read. `etag` is not enumerable,
+ * so JSON, a spread and deep equality see the Plant alone; undefined when the answer had none.
+ */
+export type TaggedPlant = Plant & { readonly etag?: string }
+
+export interface ChangeOptions extends CallOptions {
+  /**
+   * Only if the plant is as it was read: an `etag` the service gave, several, or `*` (only if it
+   * exists). Otherwise the call fails with kind `precondition-failed` (412) and nothing is done;
+   * so does a retry after an answer was lost whose first attempt did it: read the plant again.
+   */
+  ifMatch?: string | readonly string[]
+}
 
 export interface ListQuery {
   /** Plants per page, 1 to 100 (the service's default: 20). */
@@ -21,15 +37,27 @@ export interface PageQuery extends ListQuery {
 
 export interface PlantsApi {
   /** Creates the plant, or finds it already there with the same content (a retry is safe); a different plant under its id is a 409. */
-  create (plant: NewPlantInput, options?: CallOptions): Promise<Plant>
-  get (id: PlantId, options?: CallOptions): Promise<Plant>
+  create (plant: NewPlantInput, options?: CallOptions): Promise<TaggedPlant>
+  get (id: PlantId, options?: CallOptions): Promise<TaggedPlant>
+  /** Changes the plant by a JSON merge patch (`tag: null` removes the tag) and gives it as it now is; a 404 when there is none. */
+  update (id: PlantId, patch: PlantPatch, options?: ChangeOptions): Promise<TaggedPlant>
   /** Resolves once the plant is deleted; a 404 when there was none (see docs/client.md, "Retries"). */
-  delete (id: PlantId, options?: CallOptions): Promise<void>
+  delete (id: PlantId, options?: ChangeOptions): Promise<void>
   /** Every plant (or every plant of a tag) in id order, page after page, following the `next` links. */
   list (query?: ListQuery, options?: CallOptions): AsyncGenerator<PlantListItem, void, undefined>
   /** One page of plants. */
   listPage (query?: PageQuery, options?: CallOptions): Promise<Page<PlantListItem>>
 }
+
+/** The plant an answer carries, with its ETag. */
+function tagged (call: Call, answer: Answer): TaggedPlant {
+  const plant = readBody(call, answer, 200)
+  if (typeof plant !== 'object' || plant === null) throw fail(call, answer)
+  return Object.defineProperty(plant as Plant, 'etag', { value: answer.headers.get('etag') ?? undefined })
+}
+
+const precondition = (ifMatch: ChangeOptions['ifMatch']): Record<string, string> | undefined =>
+  ifMatch === undefined ? undefined : { 'if-match': typeof ifMatch === 'string' ? ifMatch : ifMatch.join(', ') }
 
 function listItem (raw: Raw): PlantListItem {
   return { ...raw, id: BigInt(raw.id) } as PlantListItem
@@ -49,14 +77,20 @@ export function plantsApi (send: Send, base: URL): PlantsApi {
     async create ({ id, name, tag }, options) {
       const body = stringifyExact({ id: toId(id), name, tag })
       const call: Call = { method: 'POST', url: new URL('plants', base), body, repeat: 'idempotent' }
-      return readBody(call, await send(call, options), 200) as Plant
+      return tagged(call, await send(call, options))
     },
     async get (id, options) {
       const call: Call = { method: 'GET', url: at(id), repeat: 'idempotent' }
-      return readBody(call, await send(call, options), 200) as Plant
+      return tagged(call, await send(call, options))
     },
-    async delete (id, options) {
-      const call: Call = { method: 'DELETE', url: at(id), repeat: 'idempotent' }
+    async update (id, { name, tag }, options = {}) {
+      // Applying a merge patch twice is applying it once: retried like a create.
+      const headers = { 'content-type': 'application/merge-patch+json', ...precondition(options.ifMatch) }
+      const call: Call = { method: 'PATCH', url: at(id), body: stringifyExact({ name, tag }), headers, repeat: 'idempotent' }
+      return tagged(call, await send(call, options))
+    },
+    async delete (id, options = {}) {
+      const call: Call = { method: 'DELETE', url: at(id), headers: precondition(options.ifMatch), repeat: 'idempotent' }
       expectEmpty(call, await send(call, options), 204)
     },
     list (query = {}, options) {

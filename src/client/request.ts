@@ -20,6 +20,8 @@ export interface Call {
   url: URL
   /** A JSON text. */
   body?: string
+  /** Headers of this call (a precondition, the body's type when not application/json). */
+  headers?: Record<string, string>
   repeat: Repeat
 }
 
@@ -38,9 +40,10 @@ export type Send = (call: Call, options?: CallOptions) => Promise<Answer>
  * the policy, giving the final answer whatever its status (see `fail`).
  */
 export function transport (doFetch: typeof fetch, token: string, policy: RetryPolicy): Send {
-  return async ({ method, url, body, repeat }, { signal } = {}) => {
+  return async ({ method, url, body, headers: own, repeat }, { signal } = {}) => {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'
+    Object.assign(headers, own)
 
     const attempt = async (n: number, lost: boolean): Promise<Answer> => {
       signal?.throwIfAborted()

@@ -1,4 +1,5 @@
 import type { Plant } from '../../schemas/plant.js'
+import { plantEtag } from './etag.js'
 import type { WebhookStore } from './webhook-types.js'
 
 /** How a caller may give up on a write: checked before its batch is sent. */
@@ -27,6 +28,28 @@ export interface CreateResult {
   plant: Plant
 }
 
+/** A change of a plant, as a merge patch gives it: a field given is set, `tag: null` removes the tag, a field left out stays. */
+export interface PlantChange {
+  name?: string
+  tag?: string | null
+}
+
+/** A change or a delete, made only to the plant as the caller last saw it when `ifMatch` is given. */
+export interface ChangeOptions extends WriteOptions {
+  /** Entity tags (plantEtag): the write is made only when the plant's current one is among them. */
+  ifMatch?: readonly string[]
+}
+
+/**
+ * - updated: the change is committed now;
+ * - unchanged: the plant already was so, and nothing was written.
+ */
+export interface UpdateResult {
+  outcome: 'updated' | 'unchanged'
+  /** The plant as it now is. */
+  plant: Plant
+}
+
 /** One page of plants in ascending (signed) id order. */
 export interface ListQuery {
   /** The most plants to return. */
@@ -43,8 +66,13 @@ export interface PlantStore {
   readonly webhooks: WebhookStore
   /** Resolves only once the outcome is committed. Rejects with StoreUnavailableError when the store's timeout passes first. */
   create (plant: PlantRecord, options?: WriteOptions): Promise<CreateResult>
-  /** True when the plant existed and its removal is committed; false when there was none. */
-  delete (id: bigint, options?: WriteOptions): Promise<boolean>
+  /**
+   * The plant as it is once the change is committed; undefined when no plant has the id, or its
+   * ETag is not among `ifMatch`: then nothing changed. The check and the write are one atomic step.
+   */
+  update (id: bigint, change: PlantChange, options?: ChangeOptions): Promise<UpdateResult | undefined>
+  /** True when the plant existed (with an ETag among `ifMatch`, when given) and its removal is committed; false when nothing was removed. */
+  delete (id: bigint, options?: ChangeOptions): Promise<boolean>
   get (id: bigint): Promise<Plant | undefined>
   /** Served by an index from `after` on: a page costs the same at any depth. */
   list (query: ListQuery): Promise<PlantRecord[]>
@@ -54,11 +82,14 @@ export interface PlantStore {
 }
 
 /**
- * A write, as the adapters queue it: creates and deletes share one group-commit
+ * A write, as the adapters queue it: creates, updates and deletes share one group-commit
  * queue, so writes of one id are committed in the order they arrived.
  */
-export type Write = { op: 'create', plant: PlantRecord } | { op: 'delete', id: bigint }
-export type WriteResult = CreateResult | boolean
+export type Write =
+  | { op: 'create', plant: PlantRecord }
+  | { op: 'update', id: bigint, change: PlantChange, ifMatch?: readonly string[] }
+  | { op: 'delete', id: bigint, ifMatch?: readonly string[] }
+export type WriteResult = CreateResult | UpdateResult | boolean | undefined
 
 /** The store cannot be reached or cannot answer now; retrying later may succeed. */
 export class StoreUnavailableError extends Error {
@@ -71,6 +102,16 @@ export class StoreUnavailableError extends Error {
 /** Two plants are the same when name and tag match (an absent tag equals only an absent tag). */
 export function samePlant (a: Plant, b: Plant): boolean {
   return a.name === b.name && a.tag === b.tag
+}
+
+/** The plant once `change` is applied to it. */
+export function applyChange (plant: Plant, { name = plant.name, tag }: PlantChange): Plant {
+  return toPlant(name, tag === undefined ? plant.tag : tag)
+}
+
+/** Whether a write conditioned on `ifMatch` may change `plant` (no condition: it may). */
+export function matches (plant: Plant, ifMatch: readonly string[] | undefined): boolean {
+  return ifMatch === undefined || ifMatch.includes(plantEtag(plant))
 }
 
 export function toPlant (name: string, tag: string | null | undefined): Plant {

@@ -46,6 +46,7 @@ forEachStore(t, (t, build) => {
       ['plants:write', { method: 'POST', url: '/plants', payload: { id: 2, name: 'Moss' }, success: 200 }],
       ['plants:read', { method: 'GET', url: '/plants/1', success: 200 }],
       ['plants:read', { method: 'GET', url: '/plants', success: 200 }],
+      ['plants:write', { method: 'PATCH', url: '/plants/1', payload: { tag: 'shade' }, success: 200 }],
       ['plants:write', { method: 'DELETE', url: '/plants/3', success: 204 }],
       ['webhooks', { method: 'POST', url: '/webhooks', payload: { url: HOOK }, success: 201 }],
       ['webhooks', { method: 'GET', url: '/webhooks', success: 200 }],
@@ -68,7 +69,7 @@ forEachStore(t, (t, build) => {
     }
   })
 
-  t.test('a refused create or delete changes nothing, and a refused create sends nothing', async (t) => {
+  t.test('a refused create, change or delete changes nothing, and a refused create sends nothing', async (t) => {
     const app = await scopedApp(t, build)
     const endpoint = await subscribe(app)
     t.equal((await postPlant(app, { id: 5, name: 'Basil' })).statusCode, 200)
@@ -76,6 +77,7 @@ forEachStore(t, (t, build) => {
       assertForbidden(t, await postPlant(app, { id: 6, name: 'Mint' }, bearer(scope)), 'plants:write')
       assertForbidden(t, await postPlant(app, { id: 5, name: 'Not Basil' }, bearer(scope)), 'plants:write')
       assertForbidden(t, await app.inject({ method: 'DELETE', url: '/plants/5', headers: bearer(scope) }), 'plants:write')
+      assertForbidden(t, await send(app, { method: 'PATCH', url: '/plants/5', payload: { name: 'Not Basil' }, success: 200 }, bearer(scope)), 'plants:write')
     }
     assertError(t, await getPlant(app, 6, bearer('plants:read')), 404)
     t.equal((await getPlant(app, 5, bearer('plants:read'))).body, '{"name":"Basil"}', 'the plant stays as it was')
@@ -104,6 +106,7 @@ forEachStore(t, (t, build) => {
     assertForbidden(t, await app.inject({ method: 'POST', url: '/plants', headers: { ...read, 'content-type': 'text/plain' }, payload: 'Fern' }), 'plants:write')
     assertForbidden(t, await send(app, { method: 'POST', url: '/webhooks', payload: '{"url":', success: 201 }, read), 'webhooks')
     assertForbidden(t, await send(app, { method: 'PATCH', url: '/webhooks/ep_none', payload: '{"enabled": "no"}', success: 200 }, bearer('plants:write')), 'webhooks')
+    assertForbidden(t, await send(app, { method: 'PATCH', url: '/plants/1', payload: '{"name": 5', success: 200 }, read), 'plants:write')
     assertError(t, await postPlant(app, '{"id":', bearer('plants:write')), 400, undefined)
   })
 })

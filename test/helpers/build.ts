@@ -50,3 +50,13 @@ export function postPlant (app: FastifyInstance, payload: unknown, headers: Reco
 export function getPlant (app: FastifyInstance, id: string | number | bigint, headers: Record<string, string> = AUTH) {
   return app.inject({ method: 'GET', url: `/plants/${id}`, headers })
 }
+
+/** A PATCH of a plant, as a JSON merge patch unless `headers` names another type. */
+export function patchPlant (app: FastifyInstance, id: string | number | bigint, payload: unknown, headers: Record<string, string> = AUTH) {
+  return app.inject({
+    method: 'PATCH',
+    url: `/plants/${id}`,
+    headers: { 'content-type': 'application/merge-patch+json', ...headers },
+    payload: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload)
+  })
+}

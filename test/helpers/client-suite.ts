@@ -57,6 +57,37 @@ export function clientSuite (t: Test, store: StoreName): void {
       t.strictSame(await client.create({ id: ABOVE_DOUBLE, name: 'New' }), { name: 'New' })
     })
 
+    t.test('update: a merge patch, the ETag of every plant read, a 412 as a typed error never retried', async (t) => {
+      const id = ABOVE_DOUBLE + 2n
+      const created = await client.create({ id, name: 'Fren', tag: 'greenhouse' })
+      t.match(created.etag, /^"[\w-]+"$/, 'create gives the ETag')
+      t.strictSame({ ...created }, { name: 'Fren', tag: 'greenhouse' }, 'which a spread leaves out')
+      t.equal(JSON.stringify(created), '{"name":"Fren","tag":"greenhouse"}', 'as JSON does')
+      const read = await client.get(id)
+      t.equal(read.etag, created.etag, 'get gives the same for the same plant')
+
+      const renamed = await client.update(id, { name: 'Fern' }, { ifMatch: read.etag })
+      t.strictSame(renamed, { name: 'Fern', tag: 'greenhouse' }, 'the plant as it now is')
+      t.not(renamed.etag, read.etag, 'with its new ETag')
+      t.equal(exchanges.at(-1)?.url, `${service.url}/plants/9007199254740995`, 'the path carries the exact id')
+
+      const before = exchanges.length
+      const stale = await client.update(id, { name: 'Palm' }, { ifMatch: read.etag }).catch((error: unknown) => error)
+      if (!(stale instanceof PlantStoreError) || stale.kind !== 'precondition-failed') throw new Error('a 412 was expected')
+      t.equal(stale.status, 412)
+      t.match(stale.message, /^Plant 9007199254740995 is not as the If-Match header expects/)
+      t.same([stale.method, stale.url], ['PATCH', `${service.url}/plants/9007199254740995`])
+      t.equal(exchanges.length - before, 1, 'one request: a 412 is not retried')
+
+      t.strictSame(await client.update(id, { tag: null }, { ifMatch: ['"other"', renamed.etag as string] }), { name: 'Fern' }, 'a list of ETags')
+      t.strictSame(await client.update(id, { tag: 'shade' }, { ifMatch: '*' }), { name: 'Fern', tag: 'shade' }, '*: if it exists')
+      t.strictSame(await client.update(id, {}), { name: 'Fern', tag: 'shade' }, 'no precondition, nothing to change')
+      await t.rejects(client.update(id + 100n, { name: 'x' }), { name: 'PlantStoreError', kind: 'not-found', status: 404 })
+      await t.rejects(client.delete(id, { ifMatch: read.etag }), { name: 'PlantStoreError', kind: 'precondition-failed' }, 'a delete against a stale ETag')
+      await client.delete(id, { ifMatch: (await client.get(id)).etag })
+      await t.rejects(client.get(id), { name: 'PlantStoreError', kind: 'not-found' })
+    })
+
     t.test('each error class', async (t) => {
       const bad = await client.listPage({ limit: 500 }).catch((error: unknown) => error) as PlantStoreError
       t.match(bad, { kind: 'bad-request', status: 400, message: /^querystring\/limit/ })
@@ -92,6 +123,7 @@ export function clientSuite (t: Test, store: StoreName): void {
       for (const [id, message, type] of cases) {
         await t.rejects(client.get(id as bigint), type, `get(${String(id)})`)
         await t.rejects(client.delete(id as bigint), { message })
+        await t.rejects(client.update(id as bigint, { name: 'x' }), { message })
         await t.rejects(client.create({ id: id as bigint, name: 'x' }), { message })
       }
       t.equal(exchanges.length, before, 'no request was made')
@@ -152,6 +184,13 @@ export function clientSuite (t: Test, store: StoreName): void {
       t.ok(attempts.slice(0, -1).every((attempt) => attempt.status === 503), 'every answer but the last was a 503')
       t.equal(attempts.at(-1)?.status, 200)
       t.ok(performance.now() - started >= 2400, 'the create waited for the store')
+
+      const changing = await pauseStore(t, service)
+      const marked = exchanges.length
+      const [changed] = await Promise.all([paused.update(77n, { tag: 'patient' }), new Promise((resolve) => setTimeout(resolve, 2500)).then(changing)])
+      t.strictSame(changed, { name: 'Patient', tag: 'patient' })
+      t.equal(exchanges[marked].status, 503, 'a change retries through the 503 too')
+      t.equal(exchanges.at(-1)?.status, 200)
 
       const again = await pauseStore(t, service)
       const mark = exchanges.length

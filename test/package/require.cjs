@@ -15,7 +15,7 @@ async function main () {
   const { buildApp, loadConfig } = require('plant-store')
   assert.equal(typeof plants, 'function')
   assert.equal(typeof auth, 'function')
-  assert.deepEqual(sharedSchemas.map((schema) => schema.$id), ['Plant', 'NewPlant', 'PlantListItem', 'Error',
+  assert.deepEqual(sharedSchemas.map((schema) => schema.$id), ['Plant', 'NewPlant', 'PlantPatch', 'PlantListItem', 'Error',
     'WebhookEndpoint', 'NewWebhookEndpoint', 'WebhookEndpointPatch', 'CreatedWebhookEndpoint', 'WebhookSecret', 'WebhookDelivery'])
   assert.ok(loaded('better-sqlite3'), 'the SQLite side is loaded')
   assert.ok(!loaded('pg'), 'nothing so far loads pg')

@@ -7,7 +7,7 @@ import plants, { type PlantsOptions } from 'plant-store/plants'
 import { ErrorBody, NewPlant, Plant, sharedSchemas } from 'plant-store/schemas'
 import { openSqliteStore, openStore, StoreUnavailableError, type CreateResult, type PlantStore } from 'plant-store/store'
 import { openPostgresStore, type PostgresStoreOptions } from 'plant-store/store/postgres'
-import { createClient, PlantStoreError, type PlantListItem, type PlantStoreClient, type WebhookDelivery } from 'plant-store/client'
+import { createClient, PlantStoreError, type PlantListItem, type PlantStoreClient, type TaggedPlant, type WebhookDelivery } from 'plant-store/client'
 import { verifyWebhook, WebhookVerificationError } from 'plant-store/client/webhooks'
 
 export async function typeChecks (): Promise<unknown[]> {
@@ -38,6 +38,9 @@ export async function typeChecks (): Promise<unknown[]> {
 
   const created: CreateResult = await store.create({ id: 9007199254740993n, name: 'Fern' })
   const plant: Plant = created.plant
+  const changed: Plant | undefined = (await store.update(9007199254740993n, { tag: null }, { ifMatch: ['tag'] }))?.plant
+  // @ts-expect-error a name cannot be removed
+  await store.update(1n, { name: null })
   // @ts-expect-error ids are bigint
   await store.get(1)
   const body: NewPlant = { id: 1n, name: plant.name }
@@ -55,7 +58,7 @@ export async function typeChecks (): Promise<unknown[]> {
   const service = await buildApp(appConfig)
   const options: PlantsOptions = { store }
   const authOptions: AuthOptions = { tokens: config.tokens }
-  return [service, options, authOptions, error, ids, open, postgres, viaUrl, new StoreUnavailableError('down') instanceof Error]
+  return [service, options, authOptions, error, ids, open, postgres, viaUrl, changed, new StoreUnavailableError('down') instanceof Error]
 }
 
 export async function clientTypeChecks (): Promise<unknown[]> {
@@ -65,7 +68,15 @@ export async function clientTypeChecks (): Promise<unknown[]> {
   // @ts-expect-error retries is a number or a policy
   createClient({ baseUrl: 'http://127.0.0.1:3000', token: 't', retries: 'often' })
   const plant: Plant = await client.create({ id: '9007199254740993', name: 'Fern' })
-  await client.get(9007199254740993n)
+  const read: TaggedPlant = await client.get(9007199254740993n)
+  const etag: string | undefined = read.etag
+  const changed: TaggedPlant = await client.update(9007199254740993n, { name: 'Palm', tag: null }, { ifMatch: etag })
+  await client.update(1, {}, { ifMatch: ['"a"', '"b"'] })
+  // @ts-expect-error an id never changes
+  await client.update(1, { id: 2n })
+  // @ts-expect-error a plant always has a name
+  await client.update(1, { name: null })
+  await client.delete(1, { ifMatch: changed.etag })
   await client.delete(7, { signal: AbortSignal.timeout(1000) })
   // @ts-expect-error an id is a bigint, a number or a string
   await client.get({ id: 1 })
@@ -101,6 +112,11 @@ export async function clientTypeChecks (): Promise<unknown[]> {
         status = limited + (wait ?? 0)
         break
       }
+      case 'precondition-failed': {
+        const stale: 412 = error.status
+        status = stale
+        break
+      }
       case 'network': {
         const none: undefined = error.status
         status = none
@@ -111,5 +127,5 @@ export async function clientTypeChecks (): Promise<unknown[]> {
     }
   }
   const verified: NewPlant = verifyWebhook(secret, new Headers(), '{"id":1,"name":"x"}')
-  return [plant, exact, rounded, cursor, all, plantId, status, verified, new WebhookVerificationError('no') instanceof Error]
+  return [plant, changed, exact, rounded, cursor, all, plantId, status, verified, new WebhookVerificationError('no') instanceof Error]
 }

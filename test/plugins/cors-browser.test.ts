@@ -6,6 +6,7 @@ import { openBrowser } from '../helpers/browser.js'
 import { build, postPlant, TOKEN } from '../helpers/build.js'
 
 interface Answer { status: number, link: string | null, retryAfter: string | null, wwwAuthenticate: string | null, body: unknown }
+interface Change { status: number, etag: string | null, body: unknown }
 
 // Runs in the page: what its script can read of the API's answers, through CORS.
 async function walk ({ api, token }: { api: string, token: string }) {
@@ -27,6 +28,25 @@ async function walk ({ api, token }: { api: string, token: string }) {
   const limited = await read(await fetch(`${api}/plants?limit=2`, { headers: { Authorization: 'Bearer a-guess' } }))
   const servedAfter = await read(await fetch(`${api}/plants?limit=2`, { headers }))
   return { first, nextUrl, second, unauthenticated, limited, servedAfter }
+}
+
+// Runs in the page: a change made only to the plant as the page read it, through CORS (a preflight
+// for PATCH, its Content-Type and If-Match; the ETag exposed), and a read that finds it unchanged.
+async function edit ({ api, token }: { api: string, token: string }) {
+  const authorization = `Bearer ${token}`
+  const answer = async (response: Response): Promise<Change> =>
+    ({ status: response.status, etag: response.headers.get('ETag'), body: response.status === 304 ? null : await response.json() })
+  const patch = (etag: string, name: string) => fetch(`${api}/plants/1`, {
+    method: 'PATCH',
+    headers: { Authorization: authorization, 'Content-Type': 'application/merge-patch+json', 'If-Match': etag },
+    body: JSON.stringify({ name })
+  })
+  const read = await answer(await fetch(`${api}/plants/1`, { headers: { Authorization: authorization } }))
+  const changed = await answer(await patch(read.etag ?? '', 'Monstera deliciosa'))
+  const stale = await answer(await patch(read.etag ?? '', 'Swiss cheese plant'))
+  const unchanged = await answer(await fetch(`${api}/plants/1`, { headers: { Authorization: authorization, 'If-None-Match': changed.etag ?? '' } }))
+  const deleted = await fetch(`${api}/plants/2`, { method: 'DELETE', headers: { Authorization: authorization, 'If-Match': '"stale"' } })
+  return { read, changed, stale, unchanged, deleted: deleted.status }
 }
 
 t.test('a page of another origin lists the plants page by page, following the Link, and reads the errors', async (t) => {
@@ -70,6 +90,19 @@ t.test('a page of another origin lists the plants page by page, following the Li
   t.equal(seen.limited.status, 429)
   t.match(seen.limited.retryAfter, /^\d+$/, 'the page reads Retry-After')
   t.equal(seen.servedAfter.status, 200, 'the valid token is still served')
+
+  const edited = await page.evaluate(edit, { api, token: TOKEN })
+  t.equal(edited.read.status, 200)
+  t.match(edited.read.etag, /^"[\w-]+"$/, 'the page reads the ETag')
+  t.equal(edited.changed.status, 200, 'a PATCH with If-Match passes the preflight')
+  t.same(edited.changed.body, { name: 'Monstera deliciosa' })
+  t.not(edited.changed.etag, edited.read.etag, 'and reads the new ETag')
+  t.equal(edited.stale.status, 412, 'the second change made against the old ETag is refused')
+  t.match(edited.stale.body, { error: 412 }, 'the page reads the 412')
+  t.equal(edited.unchanged.status, 304, 'If-None-Match passes the preflight: unchanged since')
+  t.equal(edited.unchanged.etag, edited.changed.etag, 'with its ETag')
+  t.equal(edited.deleted, 412, 'a DELETE with If-Match too')
+  t.same((await app.inject({ url: '/plants/1', headers: { authorization: `Bearer ${TOKEN}` } })).json(), { name: 'Monstera deliciosa' })
   t.same(problems, [])
 
   // The same page served from an origin CORS_ORIGINS does not name reads nothing.

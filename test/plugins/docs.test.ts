@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import Fastify from 'fastify'
 import t from 'tap'
 import docs from '../../plugins/docs.js'
-import { ErrorBody, NewPlant, Plant } from '../../schemas/index.js'
+import { ErrorBody, NewPlant, Plant, PlantPatch } from '../../schemas/index.js'
 import { build } from '../helpers/build.js'
 
 const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
@@ -14,7 +14,8 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 // What each operation's success carries.
 const SUCCESS: Record<string, unknown> = {
   'POST /plants': { 200: { 'application/json': { schema: ref('Plant') } } },
-  'GET /plants/{id}': { 200: { 'application/json': { schema: ref('Plant') } } },
+  'GET /plants/{id}': { 200: { 'application/json': { schema: ref('Plant') } }, 304: undefined },
+  'PATCH /plants/{id}': { 200: { 'application/json': { schema: ref('Plant') } } },
   'GET /plants': { 200: { 'application/json': { schema: { type: 'array', items: ref('PlantListItem') } } } },
   'DELETE /plants/{id}': { 204: undefined },
   'GET /metrics': { 200: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } },
@@ -35,7 +36,11 @@ const SUCCESS: Record<string, unknown> = {
 // The statuses each operation sends (CONTRACT.md; the seed shows 200 and 400 of POST /plants).
 const OPERATIONS = {
   '/plants': { post: ['200', '400', '401', '403', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '403', '429', '503'] },
-  '/plants/{id}': { get: ['200', '400', '401', '403', '404', '429', '503'], delete: ['204', '400', '401', '403', '404', '429', '503'] },
+  '/plants/{id}': {
+    get: ['200', '304', '400', '401', '403', '404', '429', '503'],
+    delete: ['204', '400', '401', '403', '404', '412', '429', '503'],
+    patch: ['200', '400', '401', '403', '404', '412', '413', '415', '429', '503']
+  },
   '/metrics': { get: ['200', '401', '403', '429', '503'] },
   '/webhooks': { post: ['201', '400', '401', '403', '413', '415', '429', '503'], get: ['200', '401', '403', '429', '503'] },
   '/webhooks/{id}': {
@@ -56,6 +61,7 @@ const OPERATIONS = {
 const SCOPE: Record<string, string> = {
   'POST /plants': 'plants:write',
   'DELETE /plants/{id}': 'plants:write',
+  'PATCH /plants/{id}': 'plants:write',
   'GET /plants': 'plants:read',
   'GET /plants/{id}': 'plants:read',
   'GET /metrics': 'metrics',
@@ -85,7 +91,7 @@ t.test('the document matches the seed\'s tables', async (t) => {
   const doc = (await app.inject('/openapi.json')).json()
   const { schemas, securitySchemes } = doc.components
 
-  t.same(Object.keys(schemas).sort(), ['CreatedWebhookEndpoint', 'Error', 'NewPlant', 'NewWebhookEndpoint', 'Plant', 'PlantListItem',
+  t.same(Object.keys(schemas).sort(), ['CreatedWebhookEndpoint', 'Error', 'NewPlant', 'NewWebhookEndpoint', 'Plant', 'PlantListItem', 'PlantPatch',
     'WebhookDelivery', 'WebhookEndpoint', 'WebhookEndpointPatch', 'WebhookSecret'], 'the shared schemas, by name')
 
   // Seed §2, Plant: name (string, required), tag (string); never the id.
@@ -123,7 +129,7 @@ t.test('the document matches the seed\'s tables', async (t) => {
       const operation = doc.paths[path][method]
       const name = `${method.toUpperCase()} ${path}`
       t.same(Object.keys(operation.responses).sort(), statuses, `${name}: the statuses it sends`)
-      for (const status of statuses.filter((s) => !s.startsWith('2'))) {
+      for (const status of statuses.filter((s) => !s.startsWith('2') && s !== '304')) {
         t.same(operation.responses[status].content, { 'application/json': { schema: ref('Error') } }, `${name} ${status}: Error`)
         t.not(operation.responses[status].description, 'Default Response', `${name} ${status}: described`)
       }
@@ -143,6 +149,20 @@ t.test('the document matches the seed\'s tables', async (t) => {
   // Seed §4: the body of POST /plants is required, application/json, NewPlant.
   t.same(doc.paths['/plants'].post.requestBody, { required: true, content: { 'application/json': { schema: ref('NewPlant') } } })
   t.match(doc.paths['/plants/{id}'].get.parameters, [{ in: 'path', name: 'id', required: true, schema: { type: 'integer', format: 'int64' } }])
+
+  // A change is a JSON merge patch, taken in either media type; the preconditions are header parameters.
+  t.same(doc.paths['/plants/{id}'].patch.requestBody, {
+    required: true,
+    content: { 'application/merge-patch+json': { schema: ref('PlantPatch') }, 'application/json': { schema: ref('PlantPatch') } }
+  })
+  t.same(schemas.PlantPatch.properties, json(PlantPatch.properties))
+  t.equal(schemas.PlantPatch.required, undefined, 'every field may be left out')
+  const headerParameters = (method: string) => doc.paths['/plants/{id}'][method].parameters
+    .filter((p: { in: string }) => p.in === 'header').map((p: { name: string, required: boolean }) => [p.name, p.required])
+  t.same(headerParameters('patch'), [['If-Match', false]])
+  t.same(headerParameters('delete'), [['If-Match', false]])
+  t.same(headerParameters('get'), [['If-None-Match', false]])
+  t.same(doc.paths['/plants/{id}'].get.responses[304].content, undefined, '304: no body')
 })
 
 t.test('the document declares the response headers a client reads', async (t) => {
@@ -154,7 +174,7 @@ t.test('the document declares the response headers a client reads', async (t) =>
   t.match(doc.paths['/plants'].get.responses[200].headers, { Link: header(/rel="next"/, { type: 'string' }) })
   t.same(Object.keys(doc.paths['/plants'].get.responses[200].headers), ['Link'])
 
-  const seen: Record<string, number> = { 401: 0, 403: 0, 429: 0, 503: 0 }
+  const seen: Record<string, number> = { 401: 0, 403: 0, 429: 0, 503: 0, etag: 0 }
   for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { headers?: object }> }>>)) {
     for (const [method, operation] of Object.entries(methods)) {
       const name = `${method.toUpperCase()} ${path}`
@@ -163,6 +183,10 @@ t.test('the document declares the response headers a client reads', async (t) =>
           t.match(response.headers, { 'WWW-Authenticate': header(/Bearer realm="plant-store"/, { type: 'string' }) }, `${name} 401: WWW-Authenticate`)
         } else if (status === '429' || status === '503') {
           t.same(response.headers, { 'Retry-After': { schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86400 }, description: 'Seconds to wait before retrying (RFC 9110)' } }, `${name} ${status}: Retry-After`)
+        } else if (/^(POST \/plants|GET \/plants\/\{id\}|PATCH \/plants\/\{id\})$/.test(name) && (status === '200' || status === '304')) {
+          t.match(response.headers, { ETag: header(/strong validator/, { type: 'string' }) }, `${name} ${status}: ETag`)
+          t.same(Object.keys(response.headers ?? {}), ['ETag'], `${name} ${status}: ETag alone`)
+          seen.etag++
         } else if (status !== '200' || (name !== 'GET /plants' && name !== 'GET /webhooks/{id}/deliveries')) {
           t.equal(response.headers, undefined, `${name} ${status}: no header to declare`)
         }
@@ -170,7 +194,8 @@ t.test('the document declares the response headers a client reads', async (t) =>
       }
     }
   }
-  t.same(seen, { 401: 13, 403: 13, 429: 13, 503: 14 }, 'every 401, 403, 429 and 503 of the document: the API\'s four plant and eight webhook operations, /metrics, and /ready')
+  t.same(seen, { 401: 14, 403: 14, 429: 14, 503: 15, etag: 4 },
+    'every 401, 403, 429 and 503 of the document: the API\'s five plant and eight webhook operations, /metrics, and /ready; an ETag on each answer that carries one plant, and on the 304')
 })
 
 t.test('the document names its server and its license', async (t) => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { assertError, AUTH, build, getPlant, postPlant, TOKEN } from '../helpers/build.js'
+import { assertError, AUTH, build, getPlant, patchPlant, postPlant, TOKEN } from '../helpers/build.js'
 import { histogram, samples, scrape, value } from '../helpers/metrics.js'
 import { forEachStore } from '../helpers/stores.js'
 
@@ -39,6 +39,10 @@ t.test('known traffic gives exact counts by method, route template and status', 
   t.equal((await getPlant(app, 99)).statusCode, 404)
   t.equal((await getPlant(app, 'x')).statusCode, 400)
   t.equal((await app.inject({ method: 'DELETE', url: '/plants/3', headers: AUTH })).statusCode, 204)
+  t.equal((await patchPlant(app, 1, { tag: 'shade' })).statusCode, 200)
+  t.equal((await patchPlant(app, 2, { name: 'Palm' })).statusCode, 200)
+  t.equal((await patchPlant(app, 3, { name: 'Palm' })).statusCode, 404)
+  t.equal((await patchPlant(app, 2, { name: 'Ivy' }, { ...AUTH, 'if-match': '"stale"' })).statusCode, 412)
   t.equal((await app.inject({ url: '/plants?limit=2', headers: AUTH })).statusCode, 200)
   t.equal((await getPlant(app, 1, {})).statusCode, 401)
   for (const path of ['/nope', '/plants/1/leaves', '/pl%20ants']) t.equal((await app.inject({ url: path, headers: AUTH })).statusCode, 404, path)
@@ -54,6 +58,9 @@ t.test('known traffic gives exact counts by method, route template and status', 
     ['GET', '/plants/{id}', 400, 1],
     ['GET', '/plants/{id}', 401, 1],
     ['DELETE', '/plants/{id}', 204, 1],
+    ['PATCH', '/plants/{id}', 200, 2],
+    ['PATCH', '/plants/{id}', 404, 1],
+    ['PATCH', '/plants/{id}', 412, 1],
     ['GET', '/plants', 200, 1],
     ['GET', 'not_found', 404, 3],
     ['PUT', 'not_found', 404, 1],
@@ -116,17 +123,18 @@ forEachStore(t, (t, build) => {
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => postPlant(app, { id: i + 1, name: 'Fern' })))
     t.same(results.map((r) => r.statusCode), Array(20).fill(200))
     await postPlant(app, { id: 100, name: 'Palm' })
+    await patchPlant(app, 100, { tag: 'sun' })
     await app.inject({ method: 'DELETE', url: '/plants/100', headers: AUTH })
 
     const after = await scrape(app)
     const sizes = histogram(after, 'plant_store_batch_size')
-    t.equal(sizes.count, 3)
-    t.equal(sizes.sum, 22)
-    t.equal(sizes.buckets['1'], 2, 'two batches of one')
-    t.equal(sizes.buckets['10'], 2)
-    t.equal(sizes.buckets['20'], 3, 'and one of twenty')
+    t.equal(sizes.count, 4)
+    t.equal(sizes.sum, 23)
+    t.equal(sizes.buckets['1'], 3, 'three batches of one: a create, a change, a delete')
+    t.equal(sizes.buckets['10'], 3)
+    t.equal(sizes.buckets['20'], 4, 'and one of twenty')
     const commits = histogram(after, 'plant_store_commit_duration_seconds')
-    t.equal(commits.count, 3)
+    t.equal(commits.count, 4)
     t.ok(commits.sum > 0)
     t.equal(value(after, 'plant_store_queue_depth'), 0)
   })

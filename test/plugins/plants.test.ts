@@ -27,7 +27,10 @@ t.test('alone on a bare Fastify, under a prefix, with no auth', async (t) => {
   })
   t.same((await app.inject({ ...json({ id: 1, name: 'Fern' }), url: '/v1/plants' })).json(), { name: 'Fern' })
   t.same((await app.inject('/v1/plants/1')).json(), { name: 'Fern' })
+  const patch = { method: 'PATCH' as const, headers: { 'content-type': 'application/merge-patch+json' }, payload: '{"tag":"shade"}' }
+  t.same((await app.inject({ ...patch, url: '/v1/plants/1' })).json(), { name: 'Fern', tag: 'shade' }, 'a merge patch, under the prefix')
   t.equal((await app.inject({ ...json({ id: 1, name: 'Fern' }), url: '/plants' })).statusCode, 404, 'nothing outside the prefix')
+  t.equal((await app.inject({ ...patch, url: '/plants/1' })).statusCode, 404)
 })
 
 t.test('under /api, the next link carries the prefix and leads to the next page', async (t) => {
@@ -55,6 +58,8 @@ t.test('nothing it sets leaks onto the host', async (t) => {
   })
   const text = await app.inject({ method: 'POST', url: '/host', headers: { 'content-type': 'text/plain' }, payload: 'hi' })
   t.same(text.json(), { got: 'hi' }, "the host keeps Fastify's text/plain parser")
+  const patch = await app.inject({ method: 'POST', url: '/host', headers: { 'content-type': 'application/merge-patch+json' }, payload: '{}' })
+  t.equal(patch.statusCode, 415, 'nor does the host take merge patches, which only the plugin\'s PATCH route does')
   const big = await app.inject({ method: 'POST', url: '/host', headers: { 'content-type': 'application/json' }, payload: '{"n":12345678901234567890}' })
   t.equal(big.body, '{"got":{"n":12345678901234567000}}', "the host keeps Fastify's own JSON parser")
   const boom = await app.inject('/host/boom')

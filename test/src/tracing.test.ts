@@ -1,11 +1,12 @@
 import t from 'tap'
-import { AUTH, build, getPlant, postPlant } from '../helpers/build.js'
+import { AUTH, build, getPlant, patchPlant, postPlant } from '../helpers/build.js'
 import { otlpReceiver, type ReceivedSpan } from '../helpers/otlp.js'
 import { closedPort, startReceiver } from '../helpers/receiver.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
 const TRACEPARENT = `00-${TRACE_ID}-${PARENT_ID}-01`
+const PATCH_TRACE_ID = '5c0a3e4688c8e1b7f3d9e2a1b0c4d6e8'
 
 t.test('a span per request and per store batch, exported as OTLP/JSON; an incoming traceparent is honoured', async (t) => {
   const receiver = await otlpReceiver(t)
@@ -13,6 +14,7 @@ t.test('a span per request and per store batch, exported as OTLP/JSON; an incomi
   const created = await postPlant(app, { id: 1, name: 'Fern' }, { ...AUTH, traceparent: TRACEPARENT })
   t.equal(created.statusCode, 200)
   t.equal((await getPlant(app, 1)).statusCode, 200)
+  t.equal((await patchPlant(app, 1, { tag: 'shade' }, { ...AUTH, traceparent: `00-${PATCH_TRACE_ID}-${PARENT_ID}-01` })).statusCode, 200)
   t.equal((await app.inject('/health')).statusCode, 200)
   t.equal((await app.inject({ url: '/metrics', headers: AUTH })).statusCode, 200)
   await app.close() // sends what is buffered
@@ -54,6 +56,13 @@ t.test('a span per request and per store batch, exported as OTLP/JSON; an incomi
   t.equal(get?.parentSpanId, undefined)
   t.equal(get?.attributes['http.route'], '/plants/:id')
   t.equal(get?.attributes['url.path'], '/plants/1')
+
+  // A change: its span by the route's template, and its batch's commit beneath it, as for a create.
+  const patch = spans.find((span) => span.name === 'PATCH /plants/:id')
+  t.equal(patch?.traceId, PATCH_TRACE_ID)
+  t.match(patch?.attributes, { 'http.request.method': 'PATCH', 'http.route': '/plants/:id', 'url.path': '/plants/1', 'http.response.status_code': 200 })
+  const patchCommit = spans.find((span) => span.name === 'store commit' && span.traceId === PATCH_TRACE_ID)
+  t.equal(patchCommit?.parentSpanId, patch?.spanId, 'its batch\'s commit: a child of the request that wrote')
 
   t.notOk(spans.some((span) => span.attributes['url.path'] === '/health'), 'the probes are not traced')
   t.notOk(spans.some((span) => span.attributes['url.path'] === '/metrics'), 'nor are the scrapes')

@@ -3,7 +3,7 @@ import { withDeadline } from '../deadline.js'
 import { groupCommit, stillWaiting, type Waiter } from '../group-commit.js'
 import type { StoreObserver } from '../observer.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
-import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteOptions, type WriteResult } from '../types.js'
+import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { isLostConnection, isUnavailable, readOnly } from './errors.js'
 import { migrate } from './migrate.js'
 import { plantQueries, plantsById, type Query } from './plants.js'
@@ -174,8 +174,12 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
       return writes.add({ op: 'create', plant }, options) as Promise<CreateResult>
     },
 
-    delete (id: bigint, options?: WriteOptions) {
-      return writes.add({ op: 'delete', id }, options) as Promise<boolean>
+    update (id: bigint, change: PlantChange, options: ChangeOptions = {}) {
+      return writes.add({ op: 'update', id, change, ifMatch: options.ifMatch }, options) as Promise<UpdateResult | undefined>
+    },
+
+    delete (id: bigint, options: ChangeOptions = {}) {
+      return writes.add({ op: 'delete', id, ifMatch: options.ifMatch }, options) as Promise<boolean>
     },
 
     get (id: bigint) {

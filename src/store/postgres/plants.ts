@@ -1,6 +1,7 @@
 import type { Plant } from '../../../schemas/plant.js'
 import { stillWaiting, type Waiter } from '../group-commit.js'
 import { samePlant, StoreUnavailableError, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type Write, type WriteResult } from '../types.js'
+import { changeWrites } from './changes.js'
 
 /**
  * Sends a statement through the store's error handling. A named one is parsed once per connection and may keep one plan for
@@ -15,7 +16,6 @@ export interface Queries { read: Query, write: Query }
 interface Row { id: string, name: string, tag: string | null }
 
 const SELECT_MANY = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])'
-const DELETE_MANY = 'DELETE FROM plants WHERE id = ANY($1::bigint[]) RETURNING id'
 const COLUMNS = 'SELECT id, name, tag FROM plants'
 // One statement per shape of page, each served by an index from its first key:
 // plants_pkey, or plants_tag_id for a tag. No OFFSET and no count.
@@ -46,16 +46,25 @@ export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPla
   return {
     /**
      * Commits a batch in arrival order through `write` (the batch's own connection),
-     * one statement per run of creates or of deletes, so that a create, a delete and
-     * a create of one id end as they would alone. Settles every waiter; never rejects.
+     * one statement per run of creates, of updates or of deletes, so that a create, a delete and
+     * a create of one id end as they would alone. A run of updates or deletes ends before an id
+     * it already holds: the second write of an id then sees the first's outcome. Settles every
+     * waiter; never rejects.
      */
     async commit (batch: WriteWaiter[], write: Query): Promise<void> {
-      const { createAll, deleteAll } = batchWrites(write, insert)
+      const { createAll } = batchWrites(write, insert)
+      const { updateAll, deleteAll } = changeWrites(write)
       for (let start = 0, end = 1; start < batch.length; start = end++) {
-        while (end < batch.length && batch[end].item.op === batch[start].item.op) end++
+        const { op } = batch[start].item
+        const ids = new Set([idOf(batch[start].item)])
+        for (; end < batch.length && batch[end].item.op === op; end++) {
+          if (op === 'create') continue
+          if (ids.has(idOf(batch[end].item))) break
+          ids.add(idOf(batch[end].item))
+        }
         // Writes whose callers timed out or left while an earlier run committed are not sent.
         const run = batch.slice(start, end).filter(stillWaiting)
-        if (run.length > 0) await (run[0].item.op === 'create' ? createAll(run) : deleteAll(run))
+        if (run.length > 0) await (op === 'create' ? createAll(run) : op === 'update' ? updateAll(run) : deleteAll(run))
       }
     },
 
@@ -70,7 +79,11 @@ export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPla
   }
 }
 
-/** The statements of one batch's creates and deletes, sent through `write`. */
+function idOf (write: Write): bigint {
+  return write.op === 'create' ? write.plant.id : write.id
+}
+
+/** The statements of one batch's creates, sent through `write`. */
 function batchWrites (write: Query, insert: InsertPlants) {
   /** Commits `plants` with one INSERT (and at most one SELECT) and returns each one's outcome, in order. */
   async function insertMany (plants: PlantRecord[]): Promise<CreateResult[]> {
@@ -108,17 +121,5 @@ function batchWrites (write: Query, insert: InsertPlants) {
     }
   }
 
-  // Of several deletes of one id, the first in arrival order is the one that removes it.
-  async function deleteAll (batch: WriteWaiter[]): Promise<void> {
-    const ids = batch.map((waiter) => String((waiter.item as Write & { op: 'delete' }).id))
-    try {
-      const { rows } = await write<{ id: string }>('plant-store-delete-many', DELETE_MANY, [[...new Set(ids)]])
-      const deleted = new Set(rows.map((row) => row.id))
-      batch.forEach((waiter, i) => waiter.resolve(deleted.has(ids[i]) && ids.indexOf(ids[i]) === i))
-    } catch (error) {
-      for (const waiter of batch) waiter.reject(error)
-    }
-  }
-
-  return { createAll, deleteAll }
+  return { createAll }
 }

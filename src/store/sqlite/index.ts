@@ -6,7 +6,7 @@ import { groupCommit, stillWaiting } from '../group-commit.js'
 import type { StoreObserver } from '../observer.js'
 import { unsupportedNode } from '../../node-support.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
-import { StoreUnavailableError, type CreateResult, type PlantRecord, type PlantStore, type Write, type WriteOptions, type WriteResult } from '../types.js'
+import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { fileIdentity } from './identity.js'
 import { migrate } from './migrate.js'
 import { plantStatements } from './plants.js'
@@ -157,8 +157,12 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
       return writes.add({ op: 'create', plant }, options) as Promise<CreateResult>
     },
 
-    delete (id: bigint, options?: WriteOptions) {
-      return writes.add({ op: 'delete', id }, options) as Promise<boolean>
+    update (id: bigint, change: PlantChange, options: ChangeOptions = {}) {
+      return writes.add({ op: 'update', id, change, ifMatch: options.ifMatch }, options) as Promise<UpdateResult | undefined>
+    },
+
+    delete (id: bigint, options: ChangeOptions = {}) {
+      return writes.add({ op: 'delete', id, ifMatch: options.ifMatch }, options) as Promise<boolean>
     },
 
     get (id: bigint) {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { Plant } from '../../../schemas/plant.js'
-import { samePlant, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type Write, type WriteResult } from '../types.js'
+import { applyChange, matches, samePlant, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type UpdateResult, type Write, type WriteResult } from '../types.js'
 
 // Rows are read as arrays: no object per row that is dropped as soon as its plant is made.
 type Row = [name: string, tag: string | null]
@@ -12,6 +12,7 @@ type ListRow = [id: bigint, name: string, tag: string | null]
  */
 export function plantStatements (db: Database.Database, created: (plant: PlantRecord) => void) {
   const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
+  const rewrite = db.prepare<[string, string | null, bigint]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?')
   const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
   const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?').raw(true)
   // One statement per shape of page, each served by an index from its first key:
@@ -35,9 +36,30 @@ export function plantStatements (db: Database.Database, created: (plant: PlantRe
     return { outcome: samePlant(stored, plant) ? 'replayed' : 'conflict', plant: stored }
   }
 
+  // The batch's transaction holds the write lock: what is read here stays so until the commit.
+  function stored (id: bigint, ifMatch: readonly string[] | undefined): Plant | undefined {
+    const row = select.get(id)
+    const plant = row === undefined ? undefined : toPlant(row[0], row[1])
+    return plant !== undefined && matches(plant, ifMatch) ? plant : undefined
+  }
+
+  function update (id: bigint, write: Write & { op: 'update' }): UpdateResult | undefined {
+    const current = stored(id, write.ifMatch)
+    if (current === undefined) return undefined
+    const plant = applyChange(current, write.change)
+    if (samePlant(plant, current)) return { outcome: 'unchanged', plant }
+    rewrite.run(plant.name, plant.tag ?? null, id)
+    // plant.updated: the outbox records the change here, inside the batch's transaction, as `created` does for a create.
+    return { outcome: 'updated', plant }
+  }
+
   return {
     write (write: Write): WriteResult {
-      return write.op === 'create' ? create(write.plant) : remove.run(write.id).changes === 1
+      switch (write.op) {
+        case 'create': return create(write.plant)
+        case 'update': return update(write.id, write)
+        case 'delete': return (write.ifMatch === undefined || stored(write.id, write.ifMatch) !== undefined) && remove.run(write.id).changes === 1
+      }
     },
 
     get (id: bigint): Plant | undefined {

@@ -74,16 +74,20 @@ t.test('the bundle runs in a real browser against the service', async (t) => {
     const client = createClient({ baseUrl: origin, token })
     await client.create({ id: 2n ** 53n + 1n, name: 'Odd', tag: 'browser' })
     await client.create({ id: '-9223372036854775808', name: 'Min' })
-    const read = await client.get(9007199254740993n)
+    const first = await client.get(9007199254740993n)
+    const read = await client.update(9007199254740993n, { tag: 'changed' }, { ifMatch: first.etag })
+    const stale = await client.update(9007199254740993n, { tag: 'again' }, { ifMatch: first.etag }).catch((error: any) => `${error.kind} ${error.status}`)
     const listed: string[] = []
     for await (const plant of client.list({ limit: 1 })) listed.push(`${typeof plant.id} ${plant.id} ${plant.name}`)
     await client.delete(2n ** 53n + 1n)
     const missing = await client.get(2n ** 53n + 1n).catch((error: any) => `${error instanceof PlantStoreError} ${error.kind} ${error.status}`)
     const refused = await client.get(2 ** 53 + 2).catch((error: Error) => error.name)
-    return { read, listed, missing, refused }
+    return { read, etags: typeof first.etag === 'string' && typeof read.etag === 'string' && first.etag !== read.etag, stale, listed, missing, refused }
   }, { origin, token: TOKEN })
   t.strictSame(outcome, {
-    read: { name: 'Odd', tag: 'browser' },
+    read: { name: 'Odd', tag: 'changed' },
+    etags: true,
+    stale: 'precondition-failed 412',
     listed: ['bigint -9223372036854775808 Min', 'bigint 9007199254740993 Odd'],
     missing: 'true not-found 404',
     refused: 'RangeError'

@@ -71,6 +71,7 @@ t.test('a proxy\'s own answers: the status and a message, even without the Error
     else if (request.url === '/plants/3') json(response, 503, '{"error":503,"message":"Down for a while."}', { 'retry-after': '3600' })
     else if (request.url === '/plants/4') json(response, 500, '{"error":500}')
     else if (request.url === '/plants/5') response.writeHead(403, { 'content-type': 'text/html' }).end('<h1>Forbidden</h1>')
+    else if (request.url === '/plants/6') json(response, 200, '"a string, not a plant"')
     else json(response, 200, '{"not":"a list"}')
   })
   const { fetch, exchanges } = recordingFetch()
@@ -81,6 +82,10 @@ t.test('a proxy\'s own answers: the status and a message, even without the Error
   t.match(await client.get(4).catch((error: unknown) => error), { kind: 'other', status: 500, message: /with 500$/ })
   t.match(await client.get(5).catch((error: unknown) => error), { kind: 'forbidden', status: 403, scope: undefined, message: /with 403$/ }, 'a proxy\'s 403 names no scope')
   t.match(await client.listPage().catch((error: unknown) => error), { kind: 'other', status: 200, message: /not the answer this operation gives/ })
+  t.match(await client.get(6).catch((error: unknown) => error), { kind: 'other', status: 200, message: /not the answer this operation gives/ }, 'JSON that is no plant')
+  const plant = await client.get(7)
+  t.strictSame(plant, { not: 'a list' })
+  t.equal(plant.etag, undefined, 'an answer without an ETag: none')
 
   const before = exchanges.length
   const started = performance.now()

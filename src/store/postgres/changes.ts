@@ -1,0 +1,84 @@
+import type { Waiter } from '../group-commit.js'
+import { StoreUnavailableError, toPlant, type UpdateResult, type Write, type WriteResult } from '../types.js'
+import { etagSql, matchText } from './etag.js'
+import type { Query } from './plants.js'
+
+type WriteWaiter = Waiter<Write, WriteResult>
+
+// A run of updates in one statement, hence one transaction. Its rows are locked first, in
+// ascending id order (so batches of several instances never wait on each other in a cycle),
+// and read as they are once locked: the If-Match check, the merge and whether anything
+// changes are decided on the row as the update finds it, not on an older snapshot. A change
+// that changes nothing writes nothing. The batch is one parameter, a JSON array of
+// {id, change, match}; each id once (a run ends before an id it holds).
+export const UPDATE = `WITH input AS (
+    SELECT x.ord, (x.e->>'id')::bigint AS id, x.e->'change' AS change, x.e->>'match' AS match
+    FROM json_array_elements($1::json) WITH ORDINALITY AS x (e, ord)
+  ), locked AS (
+    SELECT p.id, p.name, p.tag FROM plants p WHERE p.id = ANY(ARRAY(SELECT id FROM input)) ORDER BY p.id FOR NO KEY UPDATE
+  ), decided AS (
+    SELECT i.ord, l.id, n.name, n.tag, (n.name, n.tag) IS DISTINCT FROM (l.name, l.tag) AS changed
+    FROM input i JOIN locked l ON l.id = i.id
+    CROSS JOIN LATERAL (SELECT coalesce(i.change->>'name', l.name) AS name,
+      CASE WHEN i.change->'tag' IS NULL THEN l.tag ELSE i.change->>'tag' END AS tag) n
+    WHERE i.match IS NULL OR ${etagSql('l.name', 'l.tag')} = ANY(string_to_array(i.match, ' '))
+  ), updated AS (
+    UPDATE plants p SET name = d.name, tag = d.tag FROM decided d WHERE p.id = d.id AND d.changed
+    RETURNING p.id, p.name, p.tag
+  )
+  -- plant.updated: the outbox's event rows go here, a CTE inserting one per row of "updated" (the plant after the change).
+  SELECT ord, name, tag, changed FROM decided`
+
+// A run of deletes in one statement: the If-Match check is made on the row the delete finds
+// (a row changed meanwhile is checked again as it now is). Ids come in ascending order, so
+// that the rows are locked in that order whichever way the server joins them.
+export const DELETE = `DELETE FROM plants p USING unnest($1::bigint[], $2::text[]) AS i (id, match)
+  WHERE p.id = ANY($1::bigint[]) AND p.id = i.id AND (i.match IS NULL OR ${etagSql('p.name', 'p.tag')} = ANY(string_to_array(i.match, ' ')))
+  RETURNING p.id`
+
+type Update = Write & { op: 'update' }
+type Delete = Write & { op: 'delete' }
+
+/**
+ * Sends a run of writes with `send`, which settles each of them. A row the server refuses
+ * must not fail the others: when the run fails but for an outage, each goes alone, in order.
+ */
+async function eachAloneOnError (run: WriteWaiter[], send: (run: WriteWaiter[]) => Promise<void>): Promise<void> {
+  try {
+    await send(run)
+  } catch (error) {
+    if (run.length === 1 || error instanceof StoreUnavailableError) {
+      for (const waiter of run) waiter.reject(error)
+      return
+    }
+    for (const waiter of run) if (waiter.waiting) await eachAloneOnError([waiter], send)
+  }
+}
+
+/** The statements of a batch's updates and deletes, sent through `write` (the batch's connection). */
+export function changeWrites (write: Query) {
+  async function sendUpdates (run: WriteWaiter[]): Promise<void> {
+    const input = run.map(({ item }) => {
+      const { id, change, ifMatch } = item as Update
+      return `{"id":"${id}","change":${JSON.stringify(change)},"match":${JSON.stringify(matchText(ifMatch))}}`
+    })
+    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean }>('plant-store-update-many', UPDATE, [`[${input.join(',')}]`])
+    const results: Array<UpdateResult | undefined> = run.map(() => undefined)
+    for (const row of rows) results[Number(row.ord) - 1] = { outcome: row.changed ? 'updated' : 'unchanged', plant: toPlant(row.name, row.tag) }
+    run.forEach((waiter, i) => waiter.resolve(results[i]))
+  }
+
+  async function sendDeletes (run: WriteWaiter[]): Promise<void> {
+    const sorted = run.map(({ item }) => item as Delete).sort((a, b) => (a.id < b.id ? -1 : 1))
+    const { rows } = await write<{ id: string }>('plant-store-delete-many', DELETE, [sorted.map(({ id }) => String(id)), sorted.map(({ ifMatch }) => matchText(ifMatch))])
+    const deleted = new Set(rows.map((row) => row.id))
+    for (const waiter of run) waiter.resolve(deleted.has(String((waiter.item as Delete).id)))
+  }
+
+  return {
+    /** Commits a run of updates of distinct ids: one statement; each caller hears its plant as it now is, or undefined. */
+    updateAll: (run: WriteWaiter[]) => eachAloneOnError(run, sendUpdates),
+    /** Commits a run of deletes of distinct ids: one statement; each caller hears whether its plant was removed. */
+    deleteAll: (run: WriteWaiter[]) => eachAloneOnError(run, sendDeletes)
+  }
+}
