@@ -105,13 +105,15 @@ t.test('the largest valid plant, every character escaped, fits the plant write l
 t.test('a plant write larger than that: 413 from its Content-Length, before the body is read, and the connection closed', async (t) => {
   const app = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
-  const { socket, answer } = await open(app)
-  // The headers alone: the answer must not wait for a body.
-  socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${PLANT_BODY_LIMIT + 1}\r\n\r\n`)
-  await until(() => socket.readableEnded, 5000)
-  t.match(answer(), /^HTTP\/1.1 413 Payload Too Large\r\n/)
-  t.match(answer(), /\r\nconnection: close\r\n/i)
-  t.match(answer(), new RegExp(`\\{"error":413,"message":"The request body is larger than the limit of ${PLANT_BODY_LIMIT} bytes\\."\\}$`))
-  t.ok(socket.readableEnded, 'the connection is closed')
-  socket.destroy()
+  for (const [method, path, type] of [['POST', '/plants', 'application/json'], ['PATCH', '/plants/1', 'application/merge-patch+json']]) {
+    const { socket, answer } = await open(app)
+    // The headers alone: the answer must not wait for a body.
+    socket.write(`${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: ${type}\r\nContent-Length: ${PLANT_BODY_LIMIT + 1}\r\n\r\n`)
+    await until(() => socket.readableEnded, 5000)
+    t.match(answer(), /^HTTP\/1.1 413 Payload Too Large\r\n/, method)
+    t.match(answer(), /\r\nconnection: close\r\n/i)
+    t.match(answer(), new RegExp(`\\{"error":413,"message":"The request body is larger than the limit of ${PLANT_BODY_LIMIT} bytes\\."\\}$`))
+    t.ok(socket.readableEnded, 'the connection is closed')
+    socket.destroy()
+  }
 })
