@@ -12,33 +12,8 @@ const Status = Type.Object({ status: Type.Literal('ok') }, { additionalPropertie
 // Probes arrive every few seconds: their success is not worth a log line.
 const logLevel = 'warn'
 
-/** How often, at most, /ready asks the store, in ms. */
-export const READY_CHECK_EVERY = 1000
-
-/**
- * The store's check, run at most once every READY_CHECK_EVERY ms whatever the number of
- * callers: those that come while a check runs share it, those that come soon after get
- * its outcome. A flood of unauthenticated probes then costs the store one check a
- * second (a write, for SQLite), not one per probe.
- */
-function everySecond (check: () => Promise<void>): () => Promise<void> {
-  let last: Promise<void> | undefined
-  let started = 0
-  let running = false
-  return () => {
-    const now = performance.now()
-    if (last === undefined || (!running && now - started >= READY_CHECK_EVERY)) {
-      started = now
-      running = true
-      last = check().finally(() => { running = false })
-    }
-    return last
-  }
-}
-
 const health: FastifyPluginAsync<HealthOptions> = async (fastify, { store }) => {
   if (fastify.getSchema(ErrorBody.$id as string) === undefined) fastify.addSchema(ErrorBody)
-  const ready = everySecond(() => store.check())
 
   fastify.get('/health', {
     logLevel,
@@ -52,7 +27,7 @@ const health: FastifyPluginAsync<HealthOptions> = async (fastify, { store }) => 
   }, async () => ({ status: 'ok' as const }))
 
   // Ready means the store answers: a load balancer sends traffic elsewhere while it does not.
-  // The answer may be up to a second old (everySecond).
+  // The store asks its database at most once a second, however many probes come (its check).
   fastify.get('/ready', {
     logLevel,
     schema: {
@@ -66,7 +41,7 @@ const health: FastifyPluginAsync<HealthOptions> = async (fastify, { store }) => 
       }
     }
   }, async () => {
-    await ready()
+    await store.check()
     return { status: 'ok' as const }
   })
 }

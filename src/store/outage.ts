@@ -16,6 +16,8 @@ export interface Outage {
   up (access: Access): void
   /** Whether the last write failed and none has succeeded since: the store is not ready. */
   writesFailing (): boolean
+  /** How many times the store has turned unavailable or available again so far. */
+  changes (): number
 }
 
 /**
@@ -28,11 +30,13 @@ export interface Outage {
 export function trackOutage (log: StoreLogger, store: string, observer?: StoreObserver): Outage {
   let available = true
   let writesFailed = false
+  let changes = 0
   return {
     down (access, reason, code) {
       if (access === 'write') writesFailed = true
       if (!available) return
       available = false
+      changes++
       observer?.available?.(false)
       log.warn({ reason, code }, `${store} is unavailable: requests get 503 until it answers again`)
     },
@@ -40,11 +44,15 @@ export function trackOutage (log: StoreLogger, store: string, observer?: StoreOb
       if (available || (writesFailed && access === 'read')) return
       available = true
       writesFailed = false
+      changes++
       observer?.available?.(true)
       log.info({}, `${store} answers again`)
     },
     writesFailing () {
       return writesFailed
+    },
+    changes () {
+      return changes
     }
   }
 }

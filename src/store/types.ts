@@ -76,7 +76,11 @@ export interface PlantStore {
   get (id: bigint): Promise<Plant | undefined>
   /** Served by an index from `after` on: a page costs the same at any depth. */
   list (query: ListQuery): Promise<PlantRecord[]>
-  /** Rejects with StoreUnavailableError when the store does not answer or cannot be written. */
+  /**
+   * Rejects with StoreUnavailableError when the store does not answer or cannot be written.
+   * Asks the database at most once a second, its callers sharing the answer, unless an outage
+   * started or ended since (src/store/ready-check.ts).
+   */
   check (): Promise<void>
   close (): Promise<void>
 }

@@ -8,6 +8,7 @@ import { isLostConnection, isUnavailable, readOnly } from './errors.js'
 import { migrate } from './migrate.js'
 import { plantQueries, plantsById, type Query } from './plants.js'
 import { readTurns } from './reads.js'
+import { readyCheck } from '../ready-check.js'
 import { samePages } from '../same-pages.js'
 import { inTransaction } from './transaction.js'
 import { postgresWebhooks } from './webhooks.js'
@@ -189,7 +190,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     list: samePages(plants.list),
 
     // A read while writes succeed; once they fail, a write that rolls back, which ends the outage when it succeeds.
-    async check () {
+    check: readyCheck(async () => {
       const writesFailing = outage.writesFailing()
       await run(writesFailing ? 'write' : 'read', async () => {
         const client = await pool.connect()
@@ -212,7 +213,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
           client.off('error', lost)
         }
       })
-    },
+    }, outage),
 
     // Pending and in-flight batches commit first, so every write already called gets its outcome;
     // so do the gets already called (none joins once ended), before the pool, which would leave them waiting, ends.

@@ -7,6 +7,7 @@ import type { StoreObserver } from '../observer.js'
 import { unsupportedNode } from '../../node-support.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
 import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
+import { readyCheck } from '../ready-check.js'
 import { fileIdentity } from './identity.js'
 import { migrate } from './migrate.js'
 import { plantStatements } from './plants.js'
@@ -171,7 +172,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
 
     list: samePages((query) => reads.add(() => plants.list(query))),
 
-    async check () {
+    check: readyCheck(async () => {
       run('write', () => {
         verify()
         if (outage.writesFailing()) {
@@ -181,7 +182,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
           probe.run(Date.now())
         }
       })
-    },
+    }, outage),
 
     async close () {
       reads.flush()

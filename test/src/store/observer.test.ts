@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { combineObservers, openSqliteStore, type StoreObserver } from '../../../src/store/index.js'
+import { CHECK_EVERY } from '../../../src/store/ready-check.js'
 
 t.test('the store tells its observers of the queue and of each batch', async (t) => {
   const events: string[] = []
@@ -35,10 +37,13 @@ t.test('an outage is told once when it starts and once when it ends', async (t) 
   const other = new Database(path)
   other.exec('BEGIN IMMEDIATE')
   await t.rejects(store.check())
+  await sleep(CHECK_EVERY)
   await t.rejects(store.check())
   other.exec('ROLLBACK')
   other.close()
+  await sleep(CHECK_EVERY)
   await store.check()
+  await sleep(CHECK_EVERY)
   await store.check()
   t.same(seen, [false, true])
 })

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -6,6 +7,7 @@ import { buildApp } from '../../../src/app.js'
 import { loadConfig } from '../../../src/config.js'
 import { openSqliteStore } from '../../../src/store/sqlite/index.js'
 import { StoreUnavailableError } from '../../../src/store/types.js'
+import { CHECK_EVERY } from '../../../src/store/ready-check.js'
 
 t.test('creates the directory, uses WAL and the requested synchronous level', async (t) => {
   const path = join(t.testdir(), 'nested', 'deeper', 'plants.db')
@@ -56,6 +58,9 @@ t.test('a write lock held elsewhere makes the store unavailable, then it recover
   await t.rejects(store.check(), /store unavailable: SQLITE_BUSY/)
   other.exec('ROLLBACK')
   other.close()
+  // The check's answer stands for a second: then the next one finds the store writable again.
+  await t.rejects(store.check(), /store unavailable: SQLITE_BUSY/)
+  await sleep(CHECK_EVERY)
   await store.check()
   t.equal((await store.create({ id: 1n, name: 'x' })).outcome, 'created')
 })
