@@ -1,7 +1,9 @@
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { RETRY_AFTER_UNAVAILABLE } from '../../src/errors.js'
+import { CHECK_EVERY } from '../../src/store/ready-check.js'
 import { AUTH, assertError, build } from '../helpers/build.js'
 
 t.test('every 503 of an unavailable store says when to retry (Retry-After)', async (t) => {
@@ -24,6 +26,8 @@ t.test('every 503 of an unavailable store says when to retry (Retry-After)', asy
     t.equal(res.headers['retry-after'], String(RETRY_AFTER_UNAVAILABLE), `${request.method} ${request.url}: Retry-After`)
   }
   other.exec('ROLLBACK')
+  // The store's check stands for a second (CHECK_EVERY): the next one finds it writable.
+  await sleep(CHECK_EVERY)
   const ready = await app.inject('/ready')
   t.equal(ready.statusCode, 200)
   t.equal(ready.headers['retry-after'], undefined, 'only a 503 carries it')
