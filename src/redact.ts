@@ -91,3 +91,12 @@ export function redactSecrets (message: string, secrets: Iterable<string>): stri
   }
   return redacted
 }
+
+/** Every secret of the configuration's URLs, as written and decoded: what a start-up failure must not print. */
+export function configSecrets (config: { databaseUrl: string, redisUrl?: string, tracing?: { url: string } }): string[] {
+  return [
+    ...databaseSecrets(config.databaseUrl),
+    ...databaseSecrets(config.redisUrl ?? ''),
+    ...endpointSecrets(config.tracing?.url ?? '')
+  ]
+}

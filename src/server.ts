@@ -3,7 +3,7 @@ import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { turnWriter } from './log-stream.js'
 import { unsupportedNode } from './node-support.js'
-import { databaseSecrets, endpointSecrets, redactSecrets } from './redact.js'
+import { configSecrets, redactSecrets } from './redact.js'
 import type { LogStream } from './server-options.js'
 
 // What a start-up failure's message must not show, once the configuration is known.
@@ -22,7 +22,7 @@ async function main (): Promise<void> {
   const refusal = unsupportedNode()
   if (refusal !== undefined) throw new ConfigError(refusal)
   const config = loadConfig(process.env)
-  secrets = [...databaseSecrets(config.databaseUrl), ...databaseSecrets(config.redisUrl ?? ''), ...endpointSecrets(config.tracing?.url ?? '')]
+  secrets = configSecrets(config)
   for (const warning of config.shortTokens) process.stderr.write(`plant-store: WARNING: ${warning}\n`)
   if (config.generatedToken !== undefined) {
     process.stderr.write('plant-store: WARNING: no API_TOKENS or API_TOKENS_FILE set; this run accepts one random token:\n' +

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { databaseSecrets, endpointSecrets, redactDatabaseUrl, redactEndpoint, redactSecrets, redactUrl } from '../../src/redact.js'
+import { configSecrets, databaseSecrets, endpointSecrets, redactDatabaseUrl, redactEndpoint, redactSecrets, redactUrl } from '../../src/redact.js'
 
 t.test('credential-like query parameters lose their values, whatever their case or encoding', async (t) => {
   const cases: Array<[string, string]> = [
@@ -44,6 +44,15 @@ t.test('a collector\'s endpoint loses its user info whole, and credential-like q
   t.same(endpointSecrets('http://user:p%40ss@collector'), ['user:p%40ss', 'user:p@ss', 'p%40ss', 'p@ss'])
   t.same(endpointSecrets('http://t%zz@collector'), ['t%zz'], 'user info that does not decode')
   t.same(endpointSecrets('http://collector:4318'), [])
+})
+
+t.test("the configuration's secrets: the database's and Redis's passwords, the collector's user info", async (t) => {
+  t.same(configSecrets({ databaseUrl: 'sqlite:./data/plants.db' }), [])
+  t.same(configSecrets({
+    databaseUrl: 'postgres://app:db-pass@db/plants',
+    redisUrl: 'redis://:redis-pass@cache:6379/0',
+    tracing: { url: 'http://user:otlp-pass@collector:4318' }
+  }), ['db-pass', 'db-pass', 'redis-pass', 'redis-pass', 'user:otlp-pass', 'otlp-pass'])
 })
 
 t.test('secrets are replaced as written and as JSON writes them', async (t) => {
