@@ -1,8 +1,8 @@
 import fastifyRateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { HttpError } from '../src/errors.js'
-import type { SharedCounts } from '../src/shared-limits.js'
+import { HttpError } from '../src/http/errors.js'
+import type { SharedCounts } from '../src/http/shared-limits.js'
 
 export interface AuthFailuresOptions {
   /** Failed authentications an address may make per window; its next failures get a 429. */

@@ -2,10 +2,10 @@ import { hash, timingSafeEqual } from 'node:crypto'
 import bearerAuth from '@fastify/bearer-auth'
 import type { FastifyError, FastifyPluginCallback, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
-import { HttpError } from '../src/errors.js'
-import { isScope, SCOPES, type Scope, type ScopedToken } from '../src/scopes.js'
+import { HttpError } from '../src/http/errors.js'
+import { isScope, SCOPES, type Scope, type ScopedToken } from '../src/http/scopes.js'
 
-export { SCOPES, type Scope, type ScopedToken } from '../src/scopes.js'
+export { SCOPES, type Scope, type ScopedToken } from '../src/http/scopes.js'
 
 export interface AuthOptions {
   /**

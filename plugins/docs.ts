@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { stringifyExact } from '../src/json/exact.js'
+import { stringifyExact } from '../src/shared/exact-json.js'
 import { webhookEvents } from '../schemas/webhooks.js'
 
 // The page may load nothing from another origin: it must work with no internet,

@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.js'
-import { sendError } from '../src/errors.js'
-import { formatValidationErrors, int64ValidatorCompiler } from '../src/validation.js'
+import { sendError } from '../src/http/errors.js'
+import { formatValidationErrors, int64ValidatorCompiler } from '../src/http/validation.js'
 import { acceptJsonBodies } from './plants/json-body.js'
 
 /**

@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { HttpError } from '../src/errors.js'
+import { HttpError } from '../src/http/errors.js'
 
 export interface LoadSheddingOptions {
   /** Event loop delay, in ms, above which requests are refused; 0 turns shedding off. */

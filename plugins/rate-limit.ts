@@ -1,8 +1,8 @@
 import fastifyRateLimit from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { HttpError } from '../src/errors.js'
-import type { SharedCounts } from '../src/shared-limits.js'
+import { HttpError } from '../src/http/errors.js'
+import type { SharedCounts } from '../src/http/shared-limits.js'
 
 export interface RateLimitOptions {
   /** Requests each token may make per window; undefined turns the limit off. */

@@ -28,7 +28,7 @@ export const PLANT_BODY_LIMIT = 32 * 1024
  * over as BigInt, and the validator turns every accepted value into a BigInt,
  * so handlers always see `bigint`. The bounds are the exact doubles -2^63 and
  * 2^63, for the document's readers; the validator checks the range exactly
- * (src/validation.ts), never against those doubles.
+ * (src/http/validation.ts), never against those doubles.
  */
 export const Int64 = Type.Unsafe<bigint>({ type: 'integer', format: 'int64', minimum: -(2 ** 63), exclusiveMaximum: 2 ** 63 })
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
+import { loadConfig } from '../src/config/index.js'
 import { assertError, AUTH, getPlant, patchPlant, postPlant, TOKEN } from './helpers/build.js'
 import { connect, freshPostgresUrl, PG_SKIP as skip } from './helpers/postgres.js'
 

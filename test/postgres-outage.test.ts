@@ -1,7 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
+import { loadConfig } from '../src/config/index.js'
 import type { StoreLogger } from '../src/store/postgres/index.js'
 import { StoreUnavailableError } from '../src/store/types.js'
 import { assertError, getPlant, postPlant, TOKEN } from './helpers/build.js'

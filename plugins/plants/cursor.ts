@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto'
-import { HttpError } from '../../src/errors.js'
+import { HttpError } from '../../src/http/errors.js'
 
 // A cursor is where a page starts, with a check that ties it to its listing:
 // base64url of [the position, 8 bytes of SHA-256 over the position and the listing].

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { EtagHeader, IfMatchHeaders, IfNoneMatchHeaders, NewPlant, PLANT_BODY_LIMIT, PlantParams, ref } from '../../schemas/index.js'
-import { HttpError } from '../../src/errors.js'
+import { HttpError } from '../../src/http/errors.js'
 import { plantEtag } from '../../src/store/etag.js'
 import type { PlantStore } from '../../src/store/types.js'
 // Types the `scope` of a route's config, which the auth plugin checks.
-import type {} from '../../src/scopes.js'
+import type {} from '../../src/http/scopes.js'
 import { jsonApiScope } from '../json-api.js'
 import { listRoute } from './list.js'
 import { patchRoute } from './patch.js'

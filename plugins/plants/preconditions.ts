@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Plant } from '../../schemas/plant.js'
-import { HttpError } from '../../src/errors.js'
+import { HttpError } from '../../src/http/errors.js'
 import { plantEtag } from '../../src/store/etag.js'
 
 // RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, in a comma-separated list

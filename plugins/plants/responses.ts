@@ -1,6 +1,6 @@
 import type { TSchema, TUnsafe } from '@sinclair/typebox'
 import { EtagHeader, ErrorBody, Plant, RetryAfterHeader, ref } from '../../schemas/index.js'
-import { HttpError } from '../../src/errors.js'
+import { HttpError } from '../../src/http/errors.js'
 
 // Response schemas name only the statuses these routes answer themselves: a 401
 // or 429 comes from the host's hooks (auth, rate limit), in the host's format;

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { CreatedWebhookEndpoint, MAX_PAGE, NewWebhookEndpoint, ref, WebhookEndpoint, WebhookEndpointPatch, WebhookParams, WebhookSecret } from '../../schemas/index.js'
-import { HttpError } from '../../src/errors.js'
+import { HttpError } from '../../src/http/errors.js'
 import type { WebhookStore } from '../../src/store/webhook-types.js'
 import { makeSecret } from '../../src/webhooks/signing.js'
 import { checkEndpointUrl } from '../../src/webhooks/url.js'

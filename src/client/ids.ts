@@ -1,12 +1,10 @@
+import { CANONICAL_DECIMAL, isInt64 } from '../shared/ids.js'
+
 /**
  * A plant id as a caller may give it: a bigint, a safe-integer number, or a
  * canonical decimal string (`"9007199254740993"`, `"-7"`; not `"007"`, `"+7"`, `"-0"`).
  */
 export type PlantId = bigint | number | string
-
-const MIN = -(2n ** 63n)
-const MAX = 2n ** 63n - 1n
-const CANONICAL = /^(?:0|-?[1-9]\d*)$/
 
 /**
  * The id as an exact bigint, or a TypeError / RangeError before anything is sent.
@@ -22,11 +20,11 @@ export function toId (id: PlantId): bigint {
       throw new RangeError(`Plant id ${id} is not a safe integer (Number.isSafeInteger): it may already be rounded. Pass a bigint or a decimal string.`)
     }
     value = BigInt(id)
-  } else if (typeof id === 'string' && CANONICAL.test(id)) {
+  } else if (typeof id === 'string' && CANONICAL_DECIMAL.test(id)) {
     value = BigInt(id)
   } else {
     throw new TypeError(`Plant id ${JSON.stringify(id)} is not a bigint, a safe integer or a canonical decimal string.`)
   }
-  if (value < MIN || value > MAX) throw new RangeError(`Plant id ${value} is outside the signed 64-bit range.`)
+  if (!isInt64(value)) throw new RangeError(`Plant id ${value} is outside the signed 64-bit range.`)
   return value
 }

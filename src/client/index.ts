@@ -1,7 +1,7 @@
 // plant-store/client: a typed client of the service for Node 20 and browsers.
 // It needs only fetch: no Node module, no package at run time (the schemas'
 // types are imported as types only), so a bundle holds just this folder and
-// the shared exact JSON path (src/json/exact.ts, read.ts, errors.ts).
+// the shared exact JSON path (src/shared/exact-json.ts, read-json.ts, json-errors.ts) and what an id is (src/shared/ids.ts).
 import { plantsApi, type PlantsApi } from './plants.js'
 import { transport } from './request.js'
 import { retryPolicy, type RetryOptions } from './retry.js'

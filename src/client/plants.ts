@@ -1,5 +1,5 @@
 import type { NewPlant, Plant, PlantListItem, PlantPatch } from '../../schemas/index.js'
-import { stringifyExact } from '../json/exact.js'
+import { stringifyExact } from '../shared/exact-json.js'
 import { toId, type PlantId } from './ids.js'
 import { page, walk, type Page, type Raw } from './pages.js'
 import { expectEmpty, fail, readBody, type Answer, type Call, type CallOptions, type Send } from './request.js'

@@ -1,4 +1,4 @@
-import { parseExact } from '../json/exact.js'
+import { parseExact } from '../shared/exact-json.js'
 import { PlantStoreError } from './errors.js'
 import { backoff, retryAfter, sleep, type RetryPolicy } from './retry.js'
 

@@ -2,7 +2,7 @@
 // entry of its own, so that the client alone stays free of packages.
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
 import type { NewPlant } from '../../schemas/index.js'
-import { parseExact } from '../json/exact.js'
+import { parseExact } from '../shared/exact-json.js'
 
 export { WebhookVerificationError }
 export type { NewPlant }

@@ -1,5 +1,5 @@
 import type { NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch, WebhookSecret } from '../../schemas/index.js'
-import { stringifyExact } from '../json/exact.js'
+import { stringifyExact } from '../shared/exact-json.js'
 import { page, walk, type Page, type Raw } from './pages.js'
 import { expectEmpty, readBody, type Call, type CallOptions, type Repeat, type Send } from './request.js'
 

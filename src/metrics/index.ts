@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { FastHistogram, type Series } from './durations.js'
-import type { SharedLimitsObserver } from '../shared-limits.js'
+import type { SharedLimitsObserver } from '../http/shared-limits.js'
 import type { StoreObserver } from '../store/observer.js'
 import type { WebhookStore } from '../store/webhook-types.js'
 import type { WebhookObserver } from '../webhooks/observer.js'

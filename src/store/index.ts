@@ -1,4 +1,4 @@
-import type { Config } from '../config.js'
+import type { Config } from '../config/index.js'
 import type { StoreObserver } from './observer.js'
 import type { StoreLogger } from './outage.js'
 import { openSqliteStore } from './sqlite/index.js'

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { join, posix } from 'node:path'
 import t from 'tap'
-import { unsupportedNode } from '../../src/node-support.js'
+import { unsupportedNode } from '../../src/config/node-support.js'
 import { anchors, codeBlocks, links, pages, readPage, ROOT, slug } from '../helpers/markdown.js'
 
 // The README and docs/ hold together: every link to a file of the repository and to a

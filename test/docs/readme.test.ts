@@ -4,14 +4,14 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { TSchema } from '@sinclair/typebox'
 import t from 'tap'
-import { Environment, loadConfig } from '../../src/config.js'
-import { SCOPES } from '../../src/scopes.js'
+import { Environment, loadConfig } from '../../src/config/index.js'
+import { SCOPES } from '../../src/http/scopes.js'
 import { build } from '../helpers/build.js'
 import { codeBlocks, readPage, tableRows, type CodeBlock } from '../helpers/markdown.js'
 
 // What the README shows is what the service does: its curl walkthrough is run against
 // the service, its tokens file is read as the service reads it, and its configuration
-// table is held to src/config.ts.
+// table is held to src/config/index.ts.
 
 const run = promisify(execFile)
 const README = readPage('README.md')
@@ -132,7 +132,7 @@ t.test("the README's tokens file reads as its comments say", async (t) => {
   t.equal(config.generatedToken, undefined)
 })
 
-t.test("the README's configuration table is src/config.ts's", async (t) => {
+t.test("the README's configuration table is src/config/index.ts's", async (t) => {
   const rows = tableRows(README, 'Configuration').slice(1)
   const names = rows.map(([name]) => /^`([A-Z_0-9]+)`$/.exec(name)?.[1] ?? name)
   const accepted = Object.keys(Environment.properties)

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
 import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config/index.js'
 
 export const TOKEN = 'test-token-for-plants'
 export const AUTH = { authorization: `Bearer ${TOKEN}` }

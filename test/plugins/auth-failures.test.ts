@@ -140,7 +140,7 @@ t.test('behind a trusted proxy the address is the one X-Forwarded-For names; oth
 t.test('alone, its counts shared in Redis: kept there under the limit\'s name; Redis cut off, failures are 401s again and each check is counted', async (t) => {
   const Fastify = (await import('fastify')).default
   const { default: authFailures } = await import('../../plugins/auth-failures.js')
-  const { connectSharedLimits } = await import('../../src/shared-limits.js')
+  const { connectSharedLimits } = await import('../../src/http/shared-limits.js')
   const { prefix, keys } = await prefixFor(t)
   const proxy = await startProxy(t, redisUrl())
   let failed = 0

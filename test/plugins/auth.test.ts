@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import auth, { type AuthOptions } from '../../plugins/auth.js'
-import { sendError } from '../../src/errors.js'
+import { sendError } from '../../src/http/errors.js'
 import { assertError, build, postPlant, TOKEN } from '../helpers/build.js'
 
 /** The auth plugin alone on a bare Fastify, with a route that counts how often a body is parsed. */

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import health from '../../plugins/health.js'
-import { sendError } from '../../src/errors.js'
+import { sendError } from '../../src/http/errors.js'
 import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { assertError, build, sqliteUrl } from '../helpers/build.js'
 

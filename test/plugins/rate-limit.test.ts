@@ -60,7 +60,7 @@ t.test('counts shared in Redis: kept there under the limit\'s name; Redis cut of
   const Fastify = (await import('fastify')).default
   const { default: auth } = await import('../../plugins/auth.js')
   const { default: rateLimit } = await import('../../plugins/rate-limit.js')
-  const { connectSharedLimits } = await import('../../src/shared-limits.js')
+  const { connectSharedLimits } = await import('../../src/http/shared-limits.js')
   const { prefix, keys } = await prefixFor(t)
   const proxy = await startProxy(t, redisUrl())
   let failed = 0

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config/index.js'
 import { openSqliteStore } from '../../src/store/index.js'
 import { AUTH, getPlant, postPlant, TOKEN } from '../helpers/build.js'
 

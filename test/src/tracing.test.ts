@@ -145,7 +145,7 @@ t.test('a collector that cannot be reached costs the spans, never a request or t
 
   const lines: Array<{ level: number, msg: string, reason?: string }> = []
   const { buildApp } = await import('../../src/app.js')
-  const { loadConfig } = await import('../../src/config.js')
+  const { loadConfig } = await import('../../src/config/index.js')
   // Credentials in the endpoint: never logged.
   const app = await buildApp(loadConfig({ API_TOKENS: 'k', DATABASE_URL: 'sqlite::memory:', OTEL_EXPORTER_OTLP_ENDPOINT: `http://user:s%40cret@127.0.0.1:${port}` }),
     { logStream: { write: (line) => { lines.push(JSON.parse(line)) } } })
@@ -164,7 +164,7 @@ t.test('a collector that refuses the spans: the shutdown says so and completes',
   const receiver = await otlpReceiver(t, 400)
   const lines: Array<{ level: number, msg: string, reason?: string }> = []
   const { buildApp } = await import('../../src/app.js')
-  const { loadConfig } = await import('../../src/config.js')
+  const { loadConfig } = await import('../../src/config/index.js')
   const app = await buildApp(loadConfig({ API_TOKENS: 'k', DATABASE_URL: 'sqlite::memory:', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }),
     { logStream: { write: (line) => { lines.push(JSON.parse(line)) } } })
   t.equal((await app.inject({ url: '/plants/1', headers: { authorization: 'Bearer k' } })).statusCode, 404)

@@ -1,7 +1,7 @@
 import type { Waiter } from '../group-commit.js'
 import { StoreUnavailableError, toPlant, type UpdateResult, type Write, type WriteResult } from '../types.js'
 import { etagSql, matchText } from './etag.js'
-import type { Query } from './plants.js'
+import type { Query } from './query.js'
 
 type WriteWaiter = Waiter<Write, WriteResult>
 

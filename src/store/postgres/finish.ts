@@ -1,7 +1,7 @@
 import { outcomeColumns, STOPPED } from '../webhook-common.js'
 import type { AttemptOutcome } from '../webhook-types.js'
 import { lockEndpoint, stopPending, type Transaction } from './outbox.js'
-import type { Query } from './plants.js'
+import type { Query } from './query.js'
 
 // Each row: an attempt's outcome, recorded only while its owner still holds the lease (a lease
 // is only ever held on a pending delivery: every change of status clears it). KEY SHARE on the

@@ -1,10 +1,10 @@
 import type pg from 'pg'
-import { stringifyNewPlant } from '../../json/new-plant.js'
+import { stringifyNewPlant } from '../new-plant-json.js'
 import type { PlantRecord } from '../types.js'
 import { activeSecrets } from '../webhook-common.js'
 import type { ClaimOptions, ClaimedDelivery } from '../webhook-types.js'
 import { CHANNEL } from './listen.js'
-import type { Query } from './plants.js'
+import type { Query } from './query.js'
 
 // A batch's creates, their events and their deliveries in one statement, hence one
 // transaction: no plant without its event, no event without its plant, one round trip.

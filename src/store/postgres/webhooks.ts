@@ -5,7 +5,7 @@ import type { WebhookStore } from '../webhook-types.js'
 import { finishQueries } from './finish.js'
 import { CHANNEL, listen } from './listen.js'
 import { lockEndpoint, ORPHANS, outboxQueries, stopPending, type Transaction } from './outbox.js'
-import type { Query } from './plants.js'
+import type { Query } from './query.js'
 
 const ENDPOINT_COLUMNS = 'id, url, description, enabled, created_at'
 const DELIVERIES = `SELECT d.id, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { stringifyNewPlant } from '../../json/new-plant.js'
+import { stringifyNewPlant } from '../new-plant-json.js'
 import type { PlantRecord } from '../types.js'
 import { activeSecrets, deliveryListeners, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
 import type { AttemptOutcome, ClaimedDelivery, EndpointPatch, NewEndpoint, WebhookStore } from '../webhook-types.js'

@@ -23,7 +23,7 @@ t.test('the client bundles for a browser: its own files and the shared JSON path
   const { code, inputs } = await minified(CLIENT)
   t.strictSame(inputs.sort(), [
     'src/client/errors.ts', 'src/client/ids.ts', 'src/client/index.ts', 'src/client/pages.ts', 'src/client/plants.ts',
-    'src/client/request.ts', 'src/client/retry.ts', 'src/client/webhooks.ts', 'src/json/errors.ts', 'src/json/exact.ts', 'src/json/read.ts'
+    'src/client/request.ts', 'src/client/retry.ts', 'src/client/webhooks.ts', 'src/shared/exact-json.ts', 'src/shared/ids.ts', 'src/shared/json-errors.ts', 'src/shared/read-json.ts'
   ], 'no package, no Node module, not the service\'s parser')
   const gzipped = gzipSync(code, { level: 9 }).length
   t.comment(`plant-store/client: ${code.length} bytes minified, ${gzipped} bytes min+gzip`)

@@ -2,14 +2,11 @@ import { Ajv, type AnySchema, type ErrorObject, type KeywordDefinition, type Opt
 import type { DataValidationCxt } from 'ajv/dist/types/index.js'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { SchemaErrorFormatter } from 'fastify/types/schema.js'
-import { STORABLE_TEXT } from '../schemas/plant.js'
+import { STORABLE_TEXT } from '../../schemas/plant.js'
+import { CANONICAL_DECIMAL, INT64_MAX, INT64_MIN, isInt64 } from '../shared/ids.js'
 
-export const INT64_MIN = -(2n ** 63n)
-export const INT64_MAX = 2n ** 63n - 1n
 const KEYWORD = 'int64'
 const DECIMAL_KEYWORD = 'decimal'
-// Canonical decimal text: no sign on zero, no plus, no leading zeros (`007`, `+7`, `-0` are refused).
-const DECIMAL = /^(?:0|-?[1-9]\d*)$/
 const NOT_INTEGER = 'must be integer'
 const OUT_OF_RANGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}`
 
@@ -23,12 +20,12 @@ export function readInt64 (value: unknown, fromString: boolean): bigint | string
     // double's range as ±Infinity; an unsafe whole double is out of range too.
     if (!Number.isSafeInteger(value)) return Number.isInteger(value) || Math.abs(value) === Infinity ? OUT_OF_RANGE : NOT_INTEGER
     int = BigInt(value)
-  } else if (fromString && typeof value === 'string' && DECIMAL.test(value)) {
+  } else if (fromString && typeof value === 'string' && CANONICAL_DECIMAL.test(value)) {
     int = BigInt(value)
   } else {
     return NOT_INTEGER
   }
-  return int >= INT64_MIN && int <= INT64_MAX ? int : OUT_OF_RANGE
+  return isInt64(int) ? int : OUT_OF_RANGE
 }
 
 function int64Keyword (fromString: boolean): KeywordDefinition {
@@ -83,7 +80,7 @@ const decimalKeyword: KeywordDefinition = {
   errors: true,
   validate: function validate (this: unknown, range: { minimum: number, maximum: number }, data: unknown, _parent: unknown, cxt?: DataValidationCxt): boolean {
     // Text arrives as a string; a number here is the schema's own default.
-    const value = typeof data === 'number' ? data : typeof data === 'string' && DECIMAL.test(data) ? Number(data) : NaN
+    const value = typeof data === 'number' ? data : typeof data === 'string' && CANONICAL_DECIMAL.test(data) ? Number(data) : NaN
     if (!(value >= range.minimum && value <= range.maximum)) {
       (validate as { errors?: Array<Partial<ErrorObject>> }).errors = [{ keyword: DECIMAL_KEYWORD, message: `must be an integer from ${range.minimum} to ${range.maximum}, in plain decimal digits`, params: {} }]
       return false

@@ -1,10 +1,10 @@
 import type { RouteOptions } from 'fastify'
 import t from 'tap'
-import { describeApiRoute } from '../../src/api-routes.js'
-import { SCOPES, type Scope } from '../../src/scopes.js'
-import { build } from '../helpers/build.js'
-import { hooksByRoute } from '../helpers/routes.js'
-import { bearer, INSUFFICIENT, scopedTokensFile } from '../helpers/scopes.js'
+import { describeApiRoute } from '../../../src/http/api-routes.js'
+import { SCOPES, type Scope } from '../../../src/http/scopes.js'
+import { build } from '../../helpers/build.js'
+import { hooksByRoute } from '../../helpers/routes.js'
+import { bearer, INSUFFICIENT, scopedTokensFile } from '../../helpers/scopes.js'
 
 const route = (schema?: RouteOptions['schema'], config?: RouteOptions['config']) => ({ method: 'GET', url: '/x', handler: async () => 'x', schema, config }) as RouteOptions
 

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
-import { RequestLog, serializeRequest } from '../../src/request-log.js'
-import { AUTH, TOKEN } from '../helpers/build.js'
-import { bearer, SCOPED, scopedTokensFile } from '../helpers/scopes.js'
+import { buildApp } from '../../../src/app.js'
+import { loadConfig } from '../../../src/config/index.js'
+import { RequestLog, serializeRequest } from '../../../src/http/request-log.js'
+import { AUTH, TOKEN } from '../../helpers/build.js'
+import { bearer, SCOPED, scopedTokensFile } from '../../helpers/scopes.js'
 
 interface Line { level: number, msg: string, reqId?: string, [key: string]: unknown }
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { configSecrets, databaseSecrets, endpointSecrets, redactDatabaseUrl, redactEndpoint, redactSecrets, redactUrl } from '../../src/redact.js'
+import { configSecrets, databaseSecrets, endpointSecrets, redactDatabaseUrl, redactEndpoint, redactSecrets, redactUrl } from '../../../src/config/redact.js'
 
 t.test('credential-like query parameters lose their values, whatever their case or encoding', async (t) => {
   const cases: Array<[string, string]> = [

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { stringifyNewPlant } from '../../../src/json/new-plant.js'
+import { stringifyNewPlant } from '../../../src/store/new-plant-json.js'
 
 t.test('ids are exact at both int64 ends and beyond 2^53', async (t) => {
   for (const id of [-9223372036854775808n, -9007199254740993n, 0n, 9007199254740993n, 9223372036854775807n]) {

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import t from 'tap'
-import { mayRound, parseExact, stringifyExact } from '../../../src/json/exact.js'
-import { JsonBodyError } from '../../../src/json/parse.js'
+import { mayRound, parseExact, stringifyExact } from '../../../src/shared/exact-json.js'
+import { JsonBodyError } from '../../../src/http/parse-json.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000)
 const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })

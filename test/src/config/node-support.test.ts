@@ -4,13 +4,13 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { SUPPORTED_NODE_LINES, unsupportedNode } from '../../src/node-support.js'
-import { openSqliteStore } from '../../src/store/sqlite/index.js'
-import { failedStart } from '../helpers/server.js'
+import { SUPPORTED_NODE_LINES, unsupportedNode } from '../../../src/config/node-support.js'
+import { openSqliteStore } from '../../../src/store/sqlite/index.js'
+import { failedStart } from '../../helpers/server.js'
 
-const ROOT = join(import.meta.dirname, '..', '..')
+const ROOT = join(import.meta.dirname, '..', '..', '..')
 // NODE_OPTIONS that make a process report Node.js 20.20.2, or REPORTED_NODE when set.
-const NODE20 = `--import=${pathToFileURL(join(import.meta.dirname, '..', 'helpers', 'reported-node.mjs')).href}`
+const NODE20 = `--import=${pathToFileURL(join(import.meta.dirname, '..', '..', 'helpers', 'reported-node.mjs')).href}`
 
 t.test('Node.js 22 and later run the service; 20 and older are refused with the lines that are supported', async (t) => {
   for (const version of ['22.0.0', '22.23.3', '24.21.0', '26.1.0']) t.equal(unsupportedNode(version), undefined, version)

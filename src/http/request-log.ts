@@ -1,5 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
-import { redactUrl } from './redact.js'
+import { redactUrl } from '../config/redact.js'
 
 /**
  * Fastify's own request serializer, but a token in the query string is not logged; the

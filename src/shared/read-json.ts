@@ -1,4 +1,4 @@
-import { JsonBodyError, JsonFraction, MAX_DEPTH, tooDeep } from './errors.js'
+import { JsonBodyError, JsonFraction, MAX_DEPTH, tooDeep } from './json-errors.js'
 
 const NUMBER = /-?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y
 const HEX4 = /^[0-9a-fA-F]{4}$/

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, loadConfig } from '../../../src/config/index.js'
 
 t.test('defaults', async (t) => {
   const config = loadConfig({ API_TOKENS: 'a' })

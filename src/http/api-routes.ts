@@ -1,5 +1,5 @@
 import type { RouteOptions } from 'fastify'
-import { ErrorBody, RetryAfterHeader, WwwAuthenticateHeader, ref } from '../schemas/index.js'
+import { ErrorBody, RetryAfterHeader, WwwAuthenticateHeader, ref } from '../../schemas/index.js'
 import type { Scope } from './scopes.js'
 
 const error = (description: string, headers: Record<string, unknown>) => ({ ...ref(ErrorBody), description, headers })

@@ -1,9 +1,9 @@
 import secureJson from 'secure-json-parse'
-import { JsonBodyError, MAX_DEPTH, tooDeep } from './errors.js'
-import { mayRound } from './exact.js'
-import { readJson } from './read.js'
+import { JsonBodyError, MAX_DEPTH, tooDeep } from '../shared/json-errors.js'
+import { mayRound } from '../shared/exact-json.js'
+import { readJson } from '../shared/read-json.js'
 
-export { JsonBodyError, JsonFraction, MAX_DEPTH } from './errors.js'
+export { JsonBodyError, JsonFraction, MAX_DEPTH } from '../shared/json-errors.js'
 
 const POISON = { protoAction: 'error', constructorAction: 'error' } as const
 

@@ -1,7 +1,8 @@
 import t from 'tap'
-import { JsonFraction } from '../../src/json/parse.js'
-import { NewPlant, PlantParams } from '../../schemas/index.js'
-import { formatValidationErrors, INT64_MAX, INT64_MIN, int64ValidatorCompiler, readInt64 } from '../../src/validation.js'
+import { JsonFraction } from '../../../src/http/parse-json.js'
+import { NewPlant, PlantParams } from '../../../schemas/index.js'
+import { formatValidationErrors, int64ValidatorCompiler, readInt64 } from '../../../src/http/validation.js'
+import { INT64_MAX, INT64_MIN } from '../../../src/shared/ids.js'
 
 t.test('readInt64 accepts exactly the signed 64-bit integers', async (t) => {
   t.equal(readInt64(5, false), 5n)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { JsonBodyError, JsonFraction, MAX_DEPTH, parseJson } from '../../../src/json/parse.js'
+import { JsonBodyError, JsonFraction, MAX_DEPTH, parseJson } from '../../../src/http/parse-json.js'
 
 t.test('ordinary JSON parses as JSON.parse does', async (t) => {
   for (const text of ['{"a":1,"b":[true,false,null],"c":"x"}', '[]', '"s"', '12', '{"n":123456789012345}', '-0', '[0.5,-1.25]']) {

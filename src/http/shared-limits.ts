@@ -1,6 +1,6 @@
 import { once } from 'node:events'
 import { Redis } from 'ioredis'
-import type { StoreLogger } from './store/outage.js'
+import type { StoreLogger } from '../store/outage.js'
 
 /** What the shared limits tell metrics: Redis answering or not, and each check it could not make. */
 export interface SharedLimitsObserver {

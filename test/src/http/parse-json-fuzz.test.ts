@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import t from 'tap'
-import { JsonBodyError, JsonFraction, MAX_DEPTH, parseJson } from '../../../src/json/parse.js'
-import { readJson } from '../../../src/json/read.js'
+import { JsonBodyError, JsonFraction, MAX_DEPTH, parseJson } from '../../../src/http/parse-json.js'
+import { readJson } from '../../../src/shared/read-json.js'
 
 // FUZZ_RUNS=200000 for a long run; npm test makes a bounded one.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 3000)

@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import type { ErrorBody } from '../schemas/error.js'
-import { redactUrl } from './redact.js'
-import { StoreUnavailableError } from './store/types.js'
+import type { ErrorBody } from '../../schemas/error.js'
+import { redactUrl } from '../config/redact.js'
+import { StoreUnavailableError } from '../store/types.js'
 
 /** Seconds a 503 tells the client to wait (Retry-After), unless the refusal set its own. */
 export const RETRY_AFTER_UNAVAILABLE = 2

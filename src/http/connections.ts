@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyInstance } from 'fastify'
 import ipaddr from 'ipaddr.js'
-import type { Config } from './config.js'
+import type { Config } from '../config/index.js'
 
 /** How often, at most, each kind of refusal is reported in the log, in ms. */
 const REPORT_EVERY = 10_000

@@ -2,9 +2,9 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { RETRY_AFTER_UNAVAILABLE } from '../../src/errors.js'
-import { CHECK_EVERY } from '../../src/store/ready-check.js'
-import { AUTH, assertError, build } from '../helpers/build.js'
+import { RETRY_AFTER_UNAVAILABLE } from '../../../src/http/errors.js'
+import { CHECK_EVERY } from '../../../src/store/ready-check.js'
+import { AUTH, assertError, build } from '../../helpers/build.js'
 
 t.test('every 503 of an unavailable store says when to retry (Retry-After)', async (t) => {
   const path = join(t.testdir(), 'plants.db')

@@ -1,4 +1,4 @@
-import { readJson } from './read.js'
+import { readJson } from './read-json.js'
 
 // The exact int64 JSON path that the service and the client share. It imports
 // no package and no Node module: the browser client bundles it as it is.
