@@ -7,7 +7,7 @@ import type { WebhookStore } from '../../src/store/webhook-types.js'
 import { openCursor, sealCursor } from '../plants/cursor.js'
 import { refuseRepeated } from '../plants/list.js'
 import { error, unavailable } from '../plants/responses.js'
-import { config, notFound, tags } from './responses.js'
+import { config, notFound, storableId, tags } from './responses.js'
 
 // A deliveries cursor is the last delivery of a page: [version, createdAt in ms, its id],
 // sealed to the endpoint's listing so that it serves no other.
@@ -95,7 +95,7 @@ export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore):
     if (!endpoint.enabled) {
       throw new HttpError(409, 'The endpoint is disabled: enable it (PATCH with "enabled": true), then retry the delivery.')
     }
-    if (!await store.retryDelivery(id, deliveryId)) throw new HttpError(404, 'This endpoint has no delivery with this id.')
+    if (!storableId(deliveryId) || !await store.retryDelivery(id, deliveryId)) throw new HttpError(404, 'This endpoint has no delivery with this id.')
     return reply.code(202).send()
   })
 }

@@ -7,7 +7,7 @@ import { checkEndpointUrl } from '../../src/webhooks/url.js'
 import { jsonApiScope } from '../json-api.js'
 import { error, unavailable } from '../plants/responses.js'
 import { deliveryRoutes } from './deliveries.js'
-import { config, notFound, tags } from './responses.js'
+import { config, notFound, storableId, tags } from './responses.js'
 
 export interface WebhooksOptions {
   /** Where the subscriptions and their deliveries live. Required. */
@@ -42,6 +42,12 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
     const wrong = url === undefined ? undefined : checkEndpointUrl(url, allowPrivate)
     if (wrong !== undefined) throw new HttpError(400, `body/url ${wrong}`)
   }
+
+  // An endpoint id that no store can hold names no endpoint: 404 before the store is asked.
+  fastify.addHook('preHandler', async (request) => {
+    const { id } = request.params as { id?: string }
+    if (id !== undefined && !storableId(id)) throw new HttpError(404, 'No webhook endpoint has this id.')
+  })
 
   const endpoint = (description: string) => ({ ...ref(WebhookEndpoint), description })
   const badBody = error('The body is not JSON, or breaks the schema, or the URL is not one deliveries may go to; the message names the field and the rule')
