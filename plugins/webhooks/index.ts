@@ -5,6 +5,7 @@ import type { WebhookStore } from '../../src/store/webhook-types.js'
 import { makeSecret } from '../../src/webhooks/signing.js'
 import { checkEndpointUrl } from '../../src/webhooks/url.js'
 import { jsonApiScope } from '../json-api.js'
+import { validKey } from '../plants/cursor.js'
 import { error, unavailable } from '../plants/responses.js'
 import { deliveryRoutes } from './deliveries.js'
 import { config, notFound, storableId, tags } from './responses.js'
@@ -25,6 +26,7 @@ function checkOptions (options: Partial<WebhooksOptions>): Required<WebhooksOpti
   if (store === null || typeof store !== 'object' || !methods.every((m) => typeof store[m] === 'function')) {
     throw new TypeError('webhooks: options.store must be a WebhookStore')
   }
+  if (!validKey(store.cursorKey)) throw new TypeError('webhooks: options.store.cursorKey must be a Buffer of 16 bytes or more, the same for every instance')
   if (typeof allowPrivate !== 'boolean') throw new TypeError('webhooks: options.allowPrivate must be a boolean')
   return { store, allowPrivate }
 }
