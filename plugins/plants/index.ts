@@ -6,6 +6,7 @@ import type { PlantStore } from '../../src/store/types.js'
 // Types the `scope` of a route's config, which the auth plugin checks.
 import type {} from '../../src/http/scopes.js'
 import { jsonApiScope } from '../json-api.js'
+import { validKey } from './cursor.js'
 import { listRoute } from './list.js'
 import { patchRoute } from './patch.js'
 import { ifMatch, noneMatch, preconditionFailed, withEtag } from './preconditions.js'
@@ -25,6 +26,7 @@ function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
   if (store === null || typeof store !== 'object' || !methods.every((m) => typeof store[m] === 'function')) {
     throw new TypeError('plants: options.store must be a PlantStore (create, update, delete, get, list, check, close)')
   }
+  if (!validKey(store.cursorKey)) throw new TypeError('plants: options.store.cursorKey must be a Buffer of 16 bytes or more, the same for every instance')
   if (bodyLimit !== undefined && !(Number.isInteger(bodyLimit) && bodyLimit > 0)) {
     throw new TypeError('plants: options.bodyLimit must be a positive integer')
   }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { LinkHeader, MAX_PAGE, PlantListItem, PlantListQuery, ref } from '../../schemas/index.js'
 import { HttpError } from '../../src/http/errors.js'
 import type { PlantStore } from '../../src/store/types.js'
-import { readCursor, writeCursor } from './cursor.js'
+import { plantCursors } from './cursor.js'
 import { error, tags, unavailable } from './responses.js'
 
 /** A repeated parameter (`?limit=5&limit=6`) arrives as an array: refused by name before the schema sees it. */
@@ -16,6 +16,7 @@ export async function refuseRepeated (request: FastifyRequest): Promise<void> {
 /** GET /plants: a page of plants in id order, by key, with an RFC 8288 `next` link while more follow. */
 export function listRoute (instance: FastifyInstance, store: PlantStore): void {
   const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
+  const cursors = plantCursors(store.cursorKey)
   fastify.get('/plants', {
     config: { scope: 'plants:read' },
     preValidation: refuseRepeated,
@@ -40,12 +41,12 @@ export function listRoute (instance: FastifyInstance, store: PlantStore): void {
     const { tag, cursor } = request.query
     // Never undefined here: the schema's default fills it in when the client leaves it out.
     const limit = request.query.limit as number
-    const after = cursor === undefined ? undefined : readCursor(cursor, tag)
+    const after = cursor === undefined ? undefined : cursors.read(cursor, tag)
     // One more than the page: whether a next page exists is known without a count.
     const page = await store.list({ limit: limit + 1, tag, after })
     if (page.length > limit) {
       page.length = limit
-      const query = `limit=${limit}${tag === undefined ? '' : `&tag=${encodeURIComponent(tag)}`}&cursor=${writeCursor(page[limit - 1].id, tag)}`
+      const query = `limit=${limit}${tag === undefined ? '' : `&tag=${encodeURIComponent(tag)}`}&cursor=${cursors.write(page[limit - 1].id, tag)}`
       // The route's own path, prefix included: the reference resolves against the request URL.
       reply.header('link', `<${request.routeOptions.url}?${query}>; rel="next"`)
     }

@@ -4,33 +4,16 @@ import type { FastifyInstance } from 'fastify'
 import { DeliveryListQuery, DeliveryParams, MAX_PAGE, ref, WebhookDelivery, WebhookParams } from '../../schemas/index.js'
 import { HttpError } from '../../src/http/errors.js'
 import type { WebhookStore } from '../../src/store/webhook-types.js'
-import { openCursor, sealCursor } from '../plants/cursor.js'
+import { timeCursors } from '../plants/cursor.js'
 import { refuseRepeated } from '../plants/list.js'
 import { error, unavailable } from '../plants/responses.js'
-import { config, notFound, tags } from './responses.js'
-
-// A deliveries cursor is the last delivery of a page: [version, createdAt in ms, its id],
-// sealed to the endpoint's listing so that it serves no other.
-const VERSION = 2
-
-function writeCursor (endpoint: string, last: { createdAt: Date, id: string }): string {
-  const position = Buffer.alloc(9)
-  position[0] = VERSION
-  position.writeBigInt64BE(BigInt(last.createdAt.getTime()), 1)
-  return sealCursor(Buffer.concat([position, Buffer.from(last.id)]), `webhook ${endpoint}`)
-}
-
-function readCursor (endpoint: string, cursor: string): { createdAt: Date, id: string } {
-  const position = openCursor(cursor, `webhook ${endpoint}`)
-  if (position === undefined || position.length < 10) {
-    throw new HttpError(400, 'querystring/cursor is not one this service gave for this listing: follow the next link as it is, or start again without a cursor.')
-  }
-  return { createdAt: new Date(Number(position.readBigInt64BE(1))), id: position.subarray(9).toString() }
-}
+import { config, notFound, storableId, tags } from './responses.js'
 
 /** GET /webhooks/:id/deliveries, newest first a page at a time, and POST …/:deliveryId/retry. */
 export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore): void {
   const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
+  // A deliveries cursor is sealed to its endpoint's listing, so that it serves no other.
+  const pages = timeCursors(store.cursorKey, 2)
 
   fastify.get('/webhooks/:id/deliveries', {
     config,
@@ -59,7 +42,7 @@ export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore):
   }, async (request, reply) => {
     const { id } = request.params
     const { limit, cursor } = request.query
-    const before = cursor === undefined ? undefined : readCursor(id, cursor)
+    const before = cursor === undefined ? undefined : pages.read(`webhook ${id}`, cursor)
     // One more than the page: whether a next page exists is known without a count.
     const page = await store.listDeliveries(id, { limit: limit + 1, before })
     if (page === undefined) throw new HttpError(404, 'No webhook endpoint has this id.')
@@ -67,7 +50,7 @@ export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore):
       page.length = limit
       // The request's own path, prefix included: the reference resolves against the request URL.
       const path = request.url.split('?')[0]
-      reply.header('link', `<${path}?limit=${limit}&cursor=${writeCursor(id, page[limit - 1])}>; rel="next"`)
+      reply.header('link', `<${path}?limit=${limit}&cursor=${pages.write(`webhook ${id}`, page[limit - 1])}>; rel="next"`)
     }
     return page
   })
@@ -95,7 +78,7 @@ export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore):
     if (!endpoint.enabled) {
       throw new HttpError(409, 'The endpoint is disabled: enable it (PATCH with "enabled": true), then retry the delivery.')
     }
-    if (!await store.retryDelivery(id, deliveryId)) throw new HttpError(404, 'This endpoint has no delivery with this id.')
+    if (!storableId(deliveryId) || !await store.retryDelivery(id, deliveryId)) throw new HttpError(404, 'This endpoint has no delivery with this id.')
     return reply.code(202).send()
   })
 }

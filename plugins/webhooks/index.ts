@@ -5,9 +5,10 @@ import type { WebhookStore } from '../../src/store/webhook-types.js'
 import { makeSecret } from '../../src/webhooks/signing.js'
 import { checkEndpointUrl } from '../../src/webhooks/url.js'
 import { jsonApiScope } from '../json-api.js'
+import { validKey } from '../plants/cursor.js'
 import { error, unavailable } from '../plants/responses.js'
 import { deliveryRoutes } from './deliveries.js'
-import { config, notFound, tags } from './responses.js'
+import { config, notFound, storableId, tags } from './responses.js'
 
 export interface WebhooksOptions {
   /** Where the subscriptions and their deliveries live. Required. */
@@ -25,6 +26,7 @@ function checkOptions (options: Partial<WebhooksOptions>): Required<WebhooksOpti
   if (store === null || typeof store !== 'object' || !methods.every((m) => typeof store[m] === 'function')) {
     throw new TypeError('webhooks: options.store must be a WebhookStore')
   }
+  if (!validKey(store.cursorKey)) throw new TypeError('webhooks: options.store.cursorKey must be a Buffer of 16 bytes or more, the same for every instance')
   if (typeof allowPrivate !== 'boolean') throw new TypeError('webhooks: options.allowPrivate must be a boolean')
   return { store, allowPrivate }
 }
@@ -42,6 +44,12 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
     const wrong = url === undefined ? undefined : checkEndpointUrl(url, allowPrivate)
     if (wrong !== undefined) throw new HttpError(400, `body/url ${wrong}`)
   }
+
+  // An endpoint id that no store can hold names no endpoint: 404 before the store is asked.
+  fastify.addHook('preHandler', async (request) => {
+    const { id } = request.params as { id?: string }
+    if (id !== undefined && !storableId(id)) throw new HttpError(404, 'No webhook endpoint has this id.')
+  })
 
   const endpoint = (description: string) => ({ ...ref(WebhookEndpoint), description })
   const badBody = error('The body is not JSON, or breaks the schema, or the URL is not one deliveries may go to; the message names the field and the rule')

@@ -1,3 +1,4 @@
+import { STORABLE_TEXT } from '../../schemas/plant.js'
 import { error } from '../plants/responses.js'
 
 export const tags = ['webhooks']
@@ -5,3 +6,14 @@ export const notFound = error('No webhook endpoint has this id')
 
 // The scope a token needs for every route of this plugin (the auth plugin checks it).
 export const config = { scope: 'webhooks' } as const
+
+const STORABLE = new RegExp(STORABLE_TEXT, 'u')
+
+/**
+ * Whether a store could hold `id` at all: an id with U+0000 or a lone surrogate names
+ * nothing, and is a 404 like any unknown id, in every store alike (PostgreSQL refuses such
+ * text outright, where SQLite would look it up and find nothing).
+ */
+export function storableId (id: string): boolean {
+  return STORABLE.test(id)
+}

@@ -64,6 +64,12 @@ export interface ListQuery {
 export interface PlantStore {
   /** Webhook subscriptions and the outbox that creates fill in their own transactions. */
   readonly webhooks: WebhookStore
+  /**
+   * A secret of 32 random bytes kept in the database, made once and read by every instance
+   * that opens it: the key that authenticates the list cursors, so that a cursor one
+   * instance wrote is good at every other, and none can be forged.
+   */
+  readonly cursorKey: Buffer
   /** Resolves only once the outcome is committed. Rejects with StoreUnavailableError when the store's timeout passes first. */
   create (plant: PlantRecord, options?: WriteOptions): Promise<CreateResult>
   /**

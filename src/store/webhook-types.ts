@@ -85,6 +85,8 @@ export type AttemptOutcome =
   | { result: 'gone', status: 410 }
 
 export interface WebhookStore {
+  /** The key that authenticates list cursors, the same as PlantStore.cursorKey. */
+  readonly cursorKey: Buffer
   createEndpoint (endpoint: NewEndpoint): Promise<Endpoint>
   listEndpoints (): Promise<Endpoint[]>
   getEndpoint (id: string): Promise<Endpoint | undefined>

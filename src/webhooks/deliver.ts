@@ -22,10 +22,14 @@ export interface AttemptOptions {
   schedule: readonly number[]
 }
 
-/** The address the connection would go to is one the rule refuses. */
+/**
+ * The address the connection would go to is one the rule refuses. The message (a delivery's
+ * lastError) names the rule only: never the address nor the name it was resolved from, which
+ * would tell a `webhooks` token what internal names exist and what they resolve to.
+ */
 export class RefusedAddressError extends Error {
-  constructor (address: string, host: string, rule: string) {
-    super(`refused to connect to ${address}${address === host ? '' : ` (${host})`}: ${rule}`)
+  constructor (rule: string) {
+    super(`refused to connect: ${rule}`)
     this.name = 'RefusedAddressError'
   }
 }
@@ -45,7 +49,7 @@ export function guardedLookup (allowPrivate: boolean, resolve: Resolve = dnsLook
       if (addresses.length === 0) return reply(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }))
       for (const { address } of addresses) {
         const rule = refusedAddress(address, allowPrivate)
-        if (rule !== undefined) return reply(new RefusedAddressError(address, hostname, rule))
+        if (rule !== undefined) return reply(new RefusedAddressError(rule))
       }
       // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily), else for one.
       if (options.all === true) reply(null, addresses)
@@ -70,7 +74,7 @@ export function createWebhookAgent (options: Pick<AttemptOptions, 'allowPrivate'
     maxRequestsPerClient: MAX_REQUESTS,
     connect (connectOptions, callback) {
       const rule = isIP(connectOptions.hostname) === 0 ? undefined : refusedAddress(connectOptions.hostname, options.allowPrivate)
-      if (rule !== undefined) return callback(new RefusedAddressError(connectOptions.hostname, connectOptions.hostname, rule), null)
+      if (rule !== undefined) return callback(new RefusedAddressError(rule), null)
       connect(connectOptions, callback)
     }
   })

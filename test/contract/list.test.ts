@@ -1,5 +1,6 @@
+import { hash } from 'node:crypto'
 import t from 'tap'
-import { AUTH, assertError, build, postPlant } from '../helpers/build.js'
+import { AUTH, assertError, build, build as buildOn, postPlant } from '../helpers/build.js'
 import { list, walk } from '../helpers/list.js'
 import { forEachStore } from '../helpers/stores.js'
 
@@ -16,7 +17,13 @@ async function createAll (app: Awaited<ReturnType<typeof build>>, ids: Array<str
   }
 }
 
-forEachStore(t, (t, build) => {
+/** A cursor as anyone could make one before cursors were keyed: a check of SHA-256 over the position and the listing, no secret. */
+function unkeyedCursor (position: Buffer, listing: string): string {
+  const check = hash('sha256', Buffer.concat([Buffer.from('plant-store cursor'), position, Buffer.from(listing)]), 'buffer').subarray(0, 8)
+  return Buffer.concat([position, check]).toString('base64url')
+}
+
+forEachStore(t, (t, build, databaseUrl) => {
   t.test('an empty store lists [] with no next link', async (t) => {
     const app = await build(t)
     const { res } = await list(app, '/plants')
@@ -123,6 +130,34 @@ forEachStore(t, (t, build) => {
     }
     assertError(t, (await list(app, `/plants?limit=1&tag=b&cursor=${cursor}`)).res, 400, /cursor/)
     assertError(t, (await list(app, `/plants?limit=1&cursor=${cursor}`)).res, 400, /cursor/)
+  })
+
+  t.test('cursors are authenticated with a key of the database: a forged one is a 400, the peers on the database accept each other\'s', async (t) => {
+    // Two instances on one database (on SQLite, one file), the second started after the first has made the key.
+    const url = await databaseUrl(t)
+    const one = await buildOn(t, { DATABASE_URL: url })
+    await createAll(one, [1, 2, 3, 4, 5], (id) => id % 2 === 0 ? 'even' : undefined)
+    const two = await buildOn(t, { DATABASE_URL: url })
+    const next = (await list(one, '/plants?limit=2')).next as string
+    t.same((await list(two, next)).items.map((plant) => plant.id), ['3', '4'], 'the other instance takes the cursor')
+    const tagged = (await list(two, '/plants?limit=1&tag=even')).next as string
+    t.same((await list(one, tagged)).items.map((plant) => plant.id), ['4'], 'and the other way round, with a tag')
+
+    await t.test('another database has another key', async (t) => {
+      const other = await build(t)
+      await createAll(other, [1, 2, 3, 4, 5])
+      assertError(t, (await list(other, next)).res, 400, /^querystring\/cursor is not one this service gave/)
+    })
+
+    // Positions made up by hand, sealed the way a client could copy: the largest id, and the start of the list.
+    for (const id of [9223372036854775807n, -9223372036854775808n, 2n]) {
+      const position = Buffer.alloc(9)
+      position[0] = 1
+      position.writeBigInt64BE(id, 1)
+      for (const cursor of [unkeyedCursor(position, '-'), Buffer.concat([position, Buffer.alloc(16)]).toString('base64url')]) {
+        assertError(t, (await list(one, `/plants?limit=2&cursor=${cursor}`)).res, 400, /^querystring\/cursor is not one this service gave/)
+      }
+    }
   })
 
   t.test('listing needs the bearer token', async (t) => {

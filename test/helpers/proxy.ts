@@ -44,7 +44,43 @@ export class Proxy {
   /** Statements sent through the proxy so far (in front of PostgreSQL). */
   statements = 0
 
+  private hold: { marker: Buffer, reached: () => void, release?: () => void } | undefined
+
   constructor (readonly target: URL) {}
+
+  /**
+   * Holds the next client message that contains `marker` (a named statement's name, which
+   * its Parse and every Bind carry) and what follows it on that connection, until the
+   * returned `release` is called: the statement is sent late, as if the network were slow,
+   * while the rest of the server goes on. `reached` resolves when the message is held.
+   */
+  holdNext (marker: string): { reached: Promise<void>, release: () => void } {
+    let reached = (): void => {}
+    const whenReached = new Promise<void>((resolve) => { reached = resolve })
+    const hold: NonNullable<Proxy['hold']> = { marker: Buffer.from(marker), reached }
+    this.hold = hold
+    return {
+      reached: whenReached,
+      release: () => {
+        if (this.hold === hold) this.hold = undefined
+        hold.release?.()
+      }
+    }
+  }
+
+  private forward (client: net.Socket, upstream: net.Socket, chunk: Buffer): void {
+    const hold = this.hold
+    if (hold === undefined || hold.release !== undefined || !chunk.includes(hold.marker)) {
+      upstream.write(chunk)
+      return
+    }
+    client.pause()
+    hold.release = () => {
+      upstream.write(chunk)
+      client.resume()
+    }
+    hold.reached()
+  }
 
   /** `target` with the proxy in place of the server. */
   get url (): string {
@@ -75,7 +111,7 @@ export class Proxy {
     client.on('close', () => upstream.destroy())
     upstream.on('close', () => client.destroy())
     if (this.target.protocol.startsWith('postgres')) client.on('data', statementCounter(() => { this.statements++ }))
-    client.on('data', (chunk) => upstream.write(chunk))
+    client.on('data', (chunk: Buffer) => this.forward(client, upstream, chunk))
     upstream.on('data', (chunk) => {
       if (this.drops > 0) {
         this.drops--

@@ -129,7 +129,11 @@ t.test('a store failure is a 500 that carries no internals', async (t) => {
 
 t.test('options are checked at registration', async (t) => {
   const partial = { create () {}, get () {}, check () {}, close () {} }
-  const bad: unknown[] = [{}, { store: null }, { store: { create () {} } }, { store: partial }, { store: openSqliteStore({ path: ':memory:' }), bodyLimit: 0 }]
+  const store = openSqliteStore({ path: ':memory:' })
+  t.teardown(() => store.close())
+  const keyless = (cursorKey: unknown) => Object.assign(Object.create(store), { cursorKey })
+  const bad: unknown[] = [{}, { store: null }, { store: { create () {} } }, { store: partial }, { store, bodyLimit: 0 },
+    { store: keyless(undefined) }, { store: keyless('a key in a string') }, { store: keyless(Buffer.alloc(15)) }]
   for (const options of bad) {
     const app = Fastify()
     await t.rejects(async () => { await app.register(plants, options as never).ready() }, /plants: options\./)

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
@@ -78,6 +79,19 @@ forEachStore(t, (t, build) => {
     }
     // Another endpoint's cursor.
     assertError(t, await app.inject({ url: `/webhooks/${b}/deliveries?cursor=${cursor}`, headers: AUTH }), 400, /cursor/)
+
+    // Positions made up by hand (a time no date holds, a NUL in the id, a real one), sealed the way anyone
+    // could before cursors were keyed: none reaches the store.
+    const listing = `webhook ${a}`
+    for (const [at, id] of [[2n ** 63n - 1n, 'msg_1'], [1n, 'msg_\u0000'], [-(2n ** 63n), '\u0000'], [BigInt(Date.now()), 'msg_zzz']] as const) {
+      const position = Buffer.alloc(9)
+      position[0] = 2
+      position.writeBigInt64BE(at, 1)
+      const whole = Buffer.concat([position, Buffer.from(id)])
+      const check = hash('sha256', Buffer.concat([Buffer.from('plant-store cursor'), whole, Buffer.from(listing)]), 'buffer').subarray(0, 8)
+      const forged = Buffer.concat([whole, check]).toString('base64url')
+      assertError(t, await app.inject({ url: `${base}?cursor=${forged}`, headers: AUTH }), 400, /^querystring\/cursor is not one this service gave/)
+    }
   })
 
   t.test('retry: 202, and one more attempt with the same webhook-id, whatever the status', async (t) => {
@@ -135,5 +149,6 @@ t.test('the plugin alone, under a prefix, on a host of its own', async (t) => {
   t.match(res.headers.link, new RegExp(`^</v1/webhooks/${created.json().id}/deliveries\\?limit=2&cursor=`), 'the next link keeps the prefix')
 
   await t.rejects(async () => { await Fastify().register(webhooks, {} as never).ready() }, /webhooks: options.store must be a WebhookStore/)
+  await t.rejects(async () => { await Fastify().register(webhooks, { store: { ...store.webhooks, cursorKey: Buffer.alloc(8) } }).ready() }, /webhooks: options.store.cursorKey must be a Buffer of 16 bytes or more/)
   await t.rejects(async () => { await Fastify().register(webhooks, { store: store.webhooks, allowPrivate: 'yes' as never }).ready() }, /webhooks: options.allowPrivate must be a boolean/)
 })

@@ -149,6 +149,30 @@ forEachStore(t, (t, build) => {
     ]) assertError(t, res, 404, /^No webhook endpoint has this id\.$/)
   })
 
+  t.test('ids no store can hold (a NUL): 404 on every operation, as any unknown id; bytes that are not UTF-8 are a malformed URL', async (t) => {
+    const app = await build(t)
+    const { id: real } = (await post(app, '/webhooks', { url: 'https://hooks.example.com/' })).json()
+    const operations = (id: string) => [
+      app.inject({ url: `/webhooks/${id}`, headers: AUTH }),
+      patch(app, `/webhooks/${id}`, { enabled: false }),
+      app.inject({ method: 'DELETE', url: `/webhooks/${id}`, headers: AUTH }),
+      post(app, `/webhooks/${id}/rotate-secret`),
+      app.inject({ url: `/webhooks/${id}/deliveries`, headers: AUTH }),
+      app.inject({ url: `/webhooks/${id}/deliveries?cursor=AAAA`, headers: AUTH }),
+      post(app, `/webhooks/${id}/deliveries/msg_1/retry`)
+    ]
+    for (const id of ['%00', 'ep_%00', `${real}%00`]) {
+      for (const res of await Promise.all(operations(id))) assertError(t, res, 404, /^No webhook endpoint has this id\.$/)
+    }
+    for (const id of ['%00', 'msg_%00']) {
+      assertError(t, await post(app, `/webhooks/${real}/deliveries/${id}/retry`), 404, /^This endpoint has no delivery with this id\.$/)
+    }
+    for (const id of ['%FF', 'ep_%C3%28', '%ED%A0%80']) {
+      for (const res of await Promise.all(operations(id))) assertError(t, res, 400, /^The URL is malformed: check its percent-encoding\.$/)
+    }
+    t.equal((await app.inject({ url: `/webhooks/${real}`, headers: AUTH })).statusCode, 200, 'the real one is untouched')
+  })
+
   t.test('every operation needs the bearer token', async (t) => {
     const app = await build(t)
     const created = (await post(app, '/webhooks', { url: 'https://a.example/' })).json()

@@ -5,7 +5,7 @@ import type { StoreObserver } from '../observer.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
 import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { isLostConnection, isUnavailable, readOnly } from './errors.js'
-import { migrate } from './migrate.js'
+import { cursorKey, migrate } from './migrate.js'
 import { plantQueries, plantsById } from './plants.js'
 import type { Query } from './query.js'
 import { readTurns } from './reads.js'
@@ -105,8 +105,10 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     return result
   }
 
+  let key: Buffer
   try {
     await run('write', () => migrate(pool))
+    key = await run('write', () => cursorKey(pool))
   } catch (error) {
     await pool.end()
     throw error
@@ -120,7 +122,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     .catch((error: Error) => isLostConnection(error) ? pool.query({ name, text, values }) : Promise.reject(error))
   const read: Query = (name, text, values) => run('read', () => send(name, text, values))
   const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }), changedRows)
-  const webhooks = postgresWebhooks({ url, timeout, log, query: write, read, transaction: (work) => run('write', () => inTransaction(pool, work, lost)) })
+  const webhooks = postgresWebhooks({ url, timeout, log, cursorKey: key, query: write, read, transaction: (work) => run('write', () => inTransaction(pool, work, lost)) })
   const plants = plantQueries({ read }, webhooks.insert)
   // The gets of one turn share one statement; each caller keeps its own deadline and outage note through `run`.
   const reads = readTurns((ids) => plantsById(send, ids))
@@ -171,6 +173,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
 
   return {
     webhooks: webhooks.store,
+    cursorKey: key,
 
     create (plant: PlantRecord, options?: WriteOptions) {
       return writes.add({ op: 'create', plant }, options) as Promise<CreateResult>

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
 import { pendingMigrations } from '../migrations.js'
 
@@ -32,7 +33,9 @@ const MIGRATIONS = [
   CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at DESC, id DESC);
   -- The prune: succeeded deliveries by age, then the events left without deliveries.
   CREATE INDEX webhook_deliveries_succeeded ON webhook_deliveries (created_at) WHERE status = 'succeeded';
-  CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`
+  CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`,
+  // Secrets the service keeps, made once and read by every instance (cursorKey).
+  'CREATE TABLE plant_store_keys (name TEXT COLLATE "C" PRIMARY KEY, key BYTEA NOT NULL)'
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */
@@ -55,4 +58,15 @@ export async function migrate (pool: pg.Pool): Promise<void> {
     client.release(error as Error)
     throw error
   }
+}
+
+/**
+ * The key that authenticates list cursors: made by the first instance that opens the
+ * database, and read by every other, so that each accepts the cursors of its peers.
+ */
+export async function cursorKey (pool: pg.Pool): Promise<Buffer> {
+  // The INSERT waits for a peer's concurrent one to end; the SELECT, a statement of its own, then sees its row.
+  await pool.query("INSERT INTO plant_store_keys (name, key) VALUES ('cursor', $1) ON CONFLICT (name) DO NOTHING", [randomBytes(32)])
+  const { rows } = await pool.query<{ key: Buffer }>("SELECT key FROM plant_store_keys WHERE name = 'cursor'")
+  return rows[0].key
 }

@@ -76,20 +76,28 @@ function idOf (write: Write): bigint {
 
 /** The statements of one batch's creates, sent through `write`. */
 function batchWrites (write: Query, insert: InsertPlants) {
-  /** Commits `plants` with one INSERT (and at most one SELECT) and returns each one's outcome, in order. */
+  /**
+   * Commits `plants` with one INSERT and, for the ids it found taken, one SELECT, and returns
+   * each one's outcome, in order. A delete (another batch, another instance) may commit between
+   * the two: an id the INSERT found taken and the SELECT finds free is inserted again, so that
+   * every create ends created, replayed or in conflict.
+   */
   async function insertMany (plants: PlantRecord[]): Promise<CreateResult[]> {
     // The first create of an id, in arrival order, is the one that may insert it.
     const first = new Map<string, number>()
     plants.forEach((plant, i) => { if (!first.has(String(plant.id))) first.set(String(plant.id), i) })
     // Ascending ids: batches of several instances then wait on each other's rows in one order, never in a cycle.
-    const rows = [...first.values()].map((i) => plants[i]).sort((a, b) => (a.id < b.id ? -1 : 1))
-    const created = new Set(await insert(rows, write))
+    let rows = [...first.values()].map((i) => plants[i]).sort((a, b) => (a.id < b.id ? -1 : 1))
+    const created = new Set<string>()
     const stored = new Map<string, Plant>()
-    for (const [id, i] of first) if (created.has(id)) stored.set(id, toPlant(plants[i].name, plants[i].tag))
-    if (stored.size < first.size) {
-      const held = await plantsById(write, [...first.keys()].filter((id) => !created.has(id)))
+    while (rows.length > 0) {
+      for (const id of await insert(rows, write)) created.add(id)
+      const taken = rows.filter((plant) => !created.has(String(plant.id)))
+      const held = taken.length === 0 ? new Map<string, Plant>() : await plantsById(write, taken.map((plant) => String(plant.id)))
       for (const [id, plant] of held) stored.set(id, plant)
+      rows = taken.filter((plant) => !held.has(String(plant.id)))
     }
+    for (const [id, i] of first) if (created.has(id)) stored.set(id, toPlant(plants[i].name, plants[i].tag))
     return plants.map((plant, i) => {
       const id = String(plant.id)
       const holder = stored.get(id) as Plant

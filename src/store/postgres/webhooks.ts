@@ -20,6 +20,8 @@ export interface PostgresWebhooksOptions {
   url: string
   timeout: number
   log: StoreLogger
+  /** The key the list cursors are authenticated with (WebhookStore.cursorKey). */
+  cursorKey: Buffer
   /** Statements that write. */
   query: Query
   /** Statements that only read (endpoints, deliveries, the backlog). */
@@ -28,7 +30,7 @@ export interface PostgresWebhooksOptions {
 }
 
 /** The webhook half of the PostgreSQL store, and the outbox insert that a batch of creates runs. */
-export function postgresWebhooks ({ url, timeout, log, query, read, transaction }: PostgresWebhooksOptions) {
+export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, transaction }: PostgresWebhooksOptions) {
   // Names this store's notifications, so that it does not wake its own listeners twice.
   const instance = randomUUID()
   const outbox = outboxQueries(query, transaction, instance)
@@ -37,6 +39,8 @@ export function postgresWebhooks ({ url, timeout, log, query, read, transaction 
   let listener: ReturnType<typeof listen> | undefined
 
   const store: WebhookStore = {
+    cursorKey,
+
     async createEndpoint ({ url, description, secret }) {
       const { rows } = await query<EndpointRow>('plant-store-webhooks-create', `INSERT INTO webhook_endpoints (id, url, description, enabled, secret)
         VALUES ($1, $2, $3, true, $4) RETURNING ${ENDPOINT_COLUMNS}`, [newEndpointId(), url, description ?? null, secret])

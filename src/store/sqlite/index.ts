@@ -9,7 +9,7 @@ import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js
 import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { readyCheck } from '../ready-check.js'
 import { fileIdentity } from './identity.js'
-import { migrate } from './migrate.js'
+import { cursorKey, migrate } from './migrate.js'
 import { plantStatements } from './plants.js'
 import { readTurns } from './reads.js'
 import { samePages } from '../same-pages.js'
@@ -61,6 +61,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   db.pragma('journal_mode = WAL')
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
   migrate(db)
+  const key = cursorKey(db)
   const verify = fileIdentity(path)
 
   // The webhook outbox's statements run inside the batch's transaction (see plants.ts's create).
@@ -69,7 +70,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     verify()
     return work()
   }
-  const webhooks = sqliteWebhooks(db, (work, wrote) => run('write', checked(work), wrote), (work) => run('read', checked(work)))
+  const webhooks = sqliteWebhooks(db, key, (work, wrote) => run('write', checked(work), wrote), (work) => run('read', checked(work)))
   const plants = plantStatements(db, webhooks.added)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')
@@ -153,6 +154,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
 
   return {
     webhooks: webhooks.store,
+    cursorKey: key,
 
     create (plant: PlantRecord, options?: WriteOptions) {
       return writes.add({ op: 'create', plant }, options) as Promise<CreateResult>

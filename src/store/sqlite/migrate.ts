@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { pendingMigrations } from '../migrations.js'
 
@@ -31,7 +32,9 @@ const MIGRATIONS = [
   CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`,
   // While writes fail, /ready writes a batch's worth of room here and frees it again: a
   // full disk can still take the probe's one-row rewrite where a plant no longer fits.
-  'CREATE TABLE plant_store_headroom (room BLOB NOT NULL) STRICT'
+  'CREATE TABLE plant_store_headroom (room BLOB NOT NULL) STRICT',
+  // Secrets the service keeps, made once and read by every process on the file (cursorKey).
+  'CREATE TABLE plant_store_keys (name TEXT PRIMARY KEY, key BLOB NOT NULL) STRICT'
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */
@@ -41,5 +44,13 @@ export function migrate (db: Database.Database): void {
     const version = db.pragma('user_version', { simple: true }) as number
     for (const step of pendingMigrations(MIGRATIONS, version)) db.exec(step.sql)
     db.pragma(`user_version = ${MIGRATIONS.length}`)
+  }).immediate()
+}
+
+/** The key that authenticates list cursors: made by the first process that opens the file, and read by every other. */
+export function cursorKey (db: Database.Database): Buffer {
+  return db.transaction(() => {
+    db.prepare("INSERT INTO plant_store_keys (name, key) VALUES ('cursor', ?) ON CONFLICT (name) DO NOTHING").run(randomBytes(32))
+    return db.prepare("SELECT key FROM plant_store_keys WHERE name = 'cursor'").pluck().get() as Buffer
   }).immediate()
 }

@@ -46,7 +46,7 @@ interface ClaimRow { id: string, endpoint_id: string, url: string, secret: strin
  * batch's transaction. One process owns the file, so the count of enabled endpoints is kept
  * here, and the hot path skips the outbox entirely while there is none.
  */
-export function sqliteWebhooks (db: Database.Database, run: Run, read: Read) {
+export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: Run, read: Read) {
   const sql = {
     enabled: db.prepare('SELECT count(*) FROM webhook_endpoints WHERE enabled = 1').pluck(),
     insertEvent: db.prepare<[bigint, string, number]>('INSERT INTO webhook_events (plant_id, body, created_at) VALUES (?, ?, ?)'),
@@ -169,6 +169,8 @@ export function sqliteWebhooks (db: Database.Database, run: Run, read: Read) {
   })
 
   const store: WebhookStore = {
+    cursorKey,
+
     async createEndpoint ({ url, description, secret }: NewEndpoint) {
       const row = run(() => sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, secret, now: Date.now() })) as EndpointRow
       recount()

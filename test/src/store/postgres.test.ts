@@ -196,14 +196,18 @@ t.test('migrations: several stores opening at once, then again, and a newer sche
 
   const again = await open(t, url)
   t.strictSame(await again.get(1n), { name: 'Ivy' }, 'reopening keeps the data')
+  t.equal(stores[0].cursorKey.length, 32, 'a cursor key of 32 bytes')
+  for (const store of [...stores, again]) t.ok(store.cursorKey.equals(stores[0].cursorKey), 'made once: every store has the same cursor key')
+  t.strictSame(stores[0].webhooks.cursorKey, stores[0].cursorKey)
 
   const db = await connect(t, url)
   const { rows } = await db.query('SELECT version FROM plant_store_migrations ORDER BY version')
-  t.strictSame(rows.map((row) => row.version), [1, 2, 3], 'each step ran once')
+  t.strictSame(rows.map((row) => row.version), [1, 2, 3, 4], 'each step ran once')
+  t.equal((await db.query('SELECT count(*)::int AS n FROM plant_store_keys')).rows[0].n, 1, 'one key')
 
-  await db.query('INSERT INTO plant_store_migrations (version) VALUES (4)')
+  await db.query('INSERT INTO plant_store_migrations (version) VALUES (5)')
   const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
-  await t.rejects(openPostgresStore({ url, poolSize: 1, timeout: 5000 }), /schema is version 4, newer than this build's 3/)
+  await t.rejects(openPostgresStore({ url, poolSize: 1, timeout: 5000 }), /schema is version 5, newer than this build's 4/)
 })
 
 t.test('close() commits what is pending, then refuses', { skip }, async (t) => {

@@ -16,7 +16,7 @@ t.test('creates the directory, uses WAL and the requested synchronous level', as
   t.ok(existsSync(path))
   const db = new Database(path)
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
-  t.equal(db.pragma('user_version', { simple: true }), 5, 'migrated to the current version')
+  t.equal(db.pragma('user_version', { simple: true }), 6, 'migrated to the current version')
   db.close()
 })
 
@@ -32,17 +32,24 @@ t.test('outcomes: created, replayed, conflict; the stored plant stays', async (t
 
 t.test('migrations run once; a newer schema is refused', async (t) => {
   const path = join(t.testdir(), 'plants.db')
-  await openSqliteStore({ path }).close()
+  const first = openSqliteStore({ path })
+  await first.close()
   const again = openSqliteStore({ path })
   await again.create({ id: 7n, name: 'kept' })
   await again.close()
   const reopened = openSqliteStore({ path })
   t.same(await reopened.get(7n), { name: 'kept' })
+  t.equal(first.cursorKey.length, 32, 'a cursor key of 32 bytes')
+  t.ok(reopened.cursorKey.equals(first.cursorKey) && again.cursorKey.equals(first.cursorKey), 'made once, kept in the file')
+  t.strictSame(reopened.webhooks.cursorKey, reopened.cursorKey)
+  const other = openSqliteStore({ path: ':memory:' })
+  t.notOk(other.cursorKey.equals(first.cursorKey), 'another database has another')
+  await other.close()
   await reopened.close()
   const db = new Database(path)
   db.pragma('user_version = 99')
   db.close()
-  t.throws(() => openSqliteStore({ path }), /schema is version 99, newer than this build's 5/)
+  t.throws(() => openSqliteStore({ path }), /schema is version 99, newer than this build's 6/)
 })
 
 t.test('a write lock held elsewhere makes the store unavailable, then it recovers', async (t) => {

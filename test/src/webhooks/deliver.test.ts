@@ -118,11 +118,11 @@ t.test('private targets refused: no connection is made, by literal address or by
   const receiver = await startReceiver(t)
   const options = { ...OPTIONS, allowPrivate: false }
   const agent = agentFor(t, options)
-  t.match(await attempt(agent, delivery(`${receiver.origin}/`), options), { result: 'retry', status: undefined, error: 'refused to connect to 127.0.0.1: a loopback address' }, 'literal')
-  t.match(await attempt(agent, delivery(`http://[::ffff:127.0.0.1]:${receiver.port}/`), options), { result: 'retry', error: 'refused to connect to ::ffff:7f00:1: a loopback address' }, 'IPv4-mapped')
+  t.match(await attempt(agent, delivery(`${receiver.origin}/`), options), { result: 'retry', status: undefined, error: /^refused to connect: a loopback address$/ }, 'literal')
+  t.match(await attempt(agent, delivery(`http://[::ffff:127.0.0.1]:${receiver.port}/`), options), { result: 'retry', error: /^refused to connect: a loopback address$/ }, 'IPv4-mapped')
   t.match(await attempt(agent, delivery(`http://localhost:${receiver.port}/`, 2), options),
-    { result: 'failed', status: undefined, error: /^refused to connect to (127\.0\.0\.1|::1) \(localhost\): a loopback address$/ }, 'a name that resolves to loopback')
-  t.match(await attempt(agent, delivery(`https://localhost:${receiver.port}/`), options), { result: 'retry', error: /\(localhost\): a loopback address$/ }, 'https too')
+    { result: 'failed', status: undefined, error: /^refused to connect: a loopback address$/ }, 'a name that resolves to loopback: neither its address nor its name')
+  t.match(await attempt(agent, delivery(`https://localhost:${receiver.port}/`), options), { result: 'retry', error: /^refused to connect: a loopback address$/ }, 'https too')
   t.equal(receiver.connections(), 0, 'the receiver saw no connection')
   t.equal(receiver.received.length, 0)
 
@@ -138,7 +138,7 @@ t.test('the lookup refuses a name if any of its addresses is refused, and passes
   })
   // The system resolver, on a name /etc/hosts answers.
   let [error] = await look(guardedLookup(false), 'localhost', true)
-  t.match(error, { name: 'RefusedAddressError', message: /^refused to connect to (127\.0\.0\.1|::1) \(localhost\): a loopback address$/ })
+  t.match(error, { name: 'RefusedAddressError', message: /^refused to connect: a loopback address$/ })
   ;[error] = await look(guardedLookup(false), 'localhost', false)
   t.match(error, { name: 'RefusedAddressError' })
   const [, one, family] = await look(guardedLookup(true), 'localhost', false)
@@ -155,9 +155,9 @@ t.test('the lookup refuses a name if any of its addresses is refused, and passes
   }
   const mixed = [{ address: '93.184.215.14', family: 4 }, { address: '169.254.169.254', family: 4 }]
   ;[error] = await look(guardedLookup(true, answering(mixed)), 'rebind.example', true)
-  t.match(error, { message: 'refused to connect to 169.254.169.254 (rebind.example): the cloud metadata address' }, 'never the metadata address')
+  t.match(error, { message: 'refused to connect: the cloud metadata address' }, 'never the metadata address')
   ;[error] = await look(guardedLookup(false, answering([{ address: '93.184.215.14', family: 4 }, { address: 'fd12::1', family: 6 }])), 'rebind.example', true)
-  t.match(error, { message: 'refused to connect to fd12::1 (rebind.example): a private address' })
+  t.match(error, { message: 'refused to connect: a private address' })
   const [none, publicOnly] = await look(guardedLookup(false, answering([mixed[0]])), 'public.example', true)
   t.equal(none, null)
   t.same(publicOnly, [mixed[0]], 'a public answer passes')
