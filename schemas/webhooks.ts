@@ -7,6 +7,25 @@ export const MAX_ID_LENGTH = 128
 /** The longest endpoint description, in Unicode code points. */
 export const MAX_DESCRIPTION_LENGTH = 1000
 
+/** The events a change sends: a plant added, changed (PATCH) or deleted. */
+export const WEBHOOK_EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const
+export const WebhookEventType = Type.Unsafe<typeof WEBHOOK_EVENT_TYPES[number]>({
+  type: 'string',
+  enum: [...WEBHOOK_EVENT_TYPES],
+  maxLength: 13,
+  description: '`plant.created`: a plant added; `plant.updated`: a PATCH that changed it; `plant.deleted`: a DELETE that removed it'
+})
+export type WebhookEventType = Static<typeof WebhookEventType>
+
+const Events = Type.Array(WebhookEventType, {
+  minItems: 1,
+  maxItems: WEBHOOK_EVENT_TYPES.length,
+  uniqueItems: true,
+  description: 'The event types the endpoint receives, as Standard Webhooks payloads `{type, timestamp, data}`. ' +
+    'Without it, an endpoint receives `plant.created` only, with the NewPlant as the body (the origin document\'s event)',
+  examples: [['plant.created', 'plant.updated', 'plant.deleted']]
+})
+
 /** A time, written as an RFC 3339 date-time string; handlers give a Date. */
 const DateTime = (description: string) => Type.Unsafe<Date>({ type: 'string', format: 'date-time', maxLength: 32, description })
 const EndpointUrl = Type.String({
@@ -28,15 +47,17 @@ export const WebhookEndpoint = Type.Object({
   id: Type.String({ maxLength: MAX_ID_LENGTH, description: 'Opaque', examples: ['ep_2f1c0e55a3b84a8c9d6e7f0a1b2c3d4e'] }),
   url: EndpointUrl,
   description: Type.Optional(Description),
-  enabled: Type.Boolean({ description: 'Whether plants added now are delivered to it; a 410 from the receiver disables it' }),
+  events: Type.Optional(Events),
+  enabled: Type.Boolean({ description: 'Whether changes made now are delivered to it; a 410 from the receiver disables it' }),
   createdAt: DateTime('When it was created')
-}, { $id: 'WebhookEndpoint', additionalProperties: false, description: 'A subscription to the plants added to the store; never its secret' })
+}, { $id: 'WebhookEndpoint', additionalProperties: false, description: 'A subscription to the changes of the store\'s plants; never its secret' })
 
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>
 
 export const NewWebhookEndpoint = Type.Object({
   url: EndpointUrl,
-  description: Type.Optional(Description)
+  description: Type.Optional(Description),
+  events: Type.Optional(Events)
 }, { $id: 'NewWebhookEndpoint', description: 'A subscription to create' })
 
 export type NewWebhookEndpoint = Static<typeof NewWebhookEndpoint>
@@ -44,7 +65,8 @@ export type NewWebhookEndpoint = Static<typeof NewWebhookEndpoint>
 export const WebhookEndpointPatch = Type.Object({
   url: Type.Optional(EndpointUrl),
   description: Type.Optional(Description),
-  enabled: Type.Optional(Type.Boolean({ description: 'false stops its pending deliveries (they end failed, for a manual retry); true sends plants added from now on' }))
+  enabled: Type.Optional(Type.Boolean({ description: 'false stops its pending deliveries (they end failed, for a manual retry); true sends the changes made from now on' })),
+  events: Type.Optional(Type.Union([Events, Type.Null({ description: 'Back to the default: `plant.created` only, in the origin body' })]))
 }, { $id: 'WebhookEndpointPatch', description: 'The fields to change; those left out stay as they are' })
 
 export type WebhookEndpointPatch = Static<typeof WebhookEndpointPatch>
@@ -65,13 +87,14 @@ export type WebhookSecret = Static<typeof WebhookSecret>
 
 export const WebhookDelivery = Type.Object({
   id: Type.String({ maxLength: MAX_ID_LENGTH, description: 'Opaque; also the `webhook-id` header of every attempt', examples: ['msg_019ab3c4d5e69f86d081884c7d65'] }),
-  plantId: Type.Unsafe<bigint>({ ...Int64, description: 'The id of the plant whose addition it announces' }),
+  type: WebhookEventType,
+  plantId: Type.Unsafe<bigint>({ ...Int64, description: 'The id of the plant the event tells of' }),
   status: Type.Unsafe<'pending' | 'succeeded' | 'failed'>({ type: 'string', enum: ['pending', 'succeeded', 'failed'], description: 'pending: an attempt is due or under way; failed: the retries are spent, or the endpoint was disabled' }),
   attempts: Type.Integer({ format: 'int32', minimum: 0, maximum: 2147483647, description: 'Attempts made so far' }),
   lastStatus: Type.Optional(Type.Integer({ format: 'int32', minimum: 100, maximum: 599, description: 'The HTTP status of the last attempt, when it got an answer' })),
   lastError: Type.Optional(Type.String({ maxLength: 1000, description: 'Why the last attempt failed, or why the delivery stopped' })),
   nextAttemptAt: Type.Optional(DateTime('When the next attempt is due (pending only)')),
-  createdAt: DateTime('When the plant was added')
+  createdAt: DateTime('When the change was made')
 }, { $id: 'WebhookDelivery', additionalProperties: false, description: 'One event sent to one endpoint, with its attempts' })
 
 export type WebhookDelivery = Static<typeof WebhookDelivery>
