@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { pendingMigrations } from '../migrations.js'
 
 // Versioned migrations: MIGRATIONS[n] brings the schema from version n to n + 1. Append only.
-const MIGRATIONS = [
+export const MIGRATIONS = [
   'CREATE TABLE plants (id BIGINT PRIMARY KEY, name TEXT NOT NULL, tag TEXT)',
   // Serves a tag-filtered page by key: WHERE tag = $ AND id > $ ORDER BY id.
   'CREATE INDEX plants_tag_id ON plants (tag, id)',

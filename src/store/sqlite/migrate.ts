@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import { pendingMigrations } from '../migrations.js'
 
 // Versioned migrations: step N brings user_version from N to N + 1. Append only.
-const MIGRATIONS = [
+export const MIGRATIONS = [
   'CREATE TABLE plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT',
   // Serves a tag-filtered page by key: WHERE tag = ? AND id > ? ORDER BY id.
   'CREATE INDEX plants_tag_id ON plants (tag, id)',

@@ -387,7 +387,7 @@ t.test('a fault that is not an outage is logged each time', async (t) => {
   await waitUntil('failures are logged', () => lines.filter((line) => line.level === 'error').length >= 4)
   await running.stop()
   const messages = new Set(lines.filter((line) => line.level === 'error').map((line) => line.message))
-  t.same([...messages].sort(), ['webhook sender failed claiming deliveries', 'webhook sender failed pruning deliveries', 'webhook sender failed releasing its leases'])
+  t.same([...messages].sort(), ['webhook sender failed claiming deliveries', 'webhook sender failed expanding events', 'webhook sender failed pruning deliveries', 'webhook sender failed releasing its leases'])
 })
 
 t.test('a sender that never started stops at once; start and stop are idempotent', async (t) => {
