@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Cursor, MAX_PAGE } from './list.js'
-import { Int64, STORABLE_TEXT } from './plant.js'
+import { Int64, STORABLE_TEXT, type NewPlant } from './plant.js'
 
 /** The longest endpoint or delivery id: room above the ids the service makes (a prefix and 128 random bits). */
 export const MAX_ID_LENGTH = 128
@@ -115,39 +115,75 @@ export const DeliveryListQuery = Type.Object({
 
 export type DeliveryListQuery = Static<typeof DeliveryListQuery>
 
+const Timestamp = Type.String({ format: 'date-time', maxLength: 32, description: 'When the change was committed (RFC 3339): events are not ordered, and this orders them', examples: ['2026-01-01T12:00:00.000Z'] })
+
+/** The Standard Webhooks payload of plant.created and plant.updated: the plant after the change. */
+export const PlantChangedEvent = Type.Object({
+  type: Type.Unsafe<'plant.created' | 'plant.updated'>({ type: 'string', enum: ['plant.created', 'plant.updated'], maxLength: 13, description: 'A plant added, or changed by a PATCH' }),
+  timestamp: Timestamp,
+  data: Type.Unsafe<NewPlant>(Type.Ref('NewPlant'))
+}, { $id: 'PlantChangedEvent', additionalProperties: false, description: 'The body sent to an endpoint with `events` when a plant is added or changed: the plant as it is after the change, id exact' })
+export type PlantChangedEvent = Static<typeof PlantChangedEvent>
+
+/** The Standard Webhooks payload of plant.deleted: the id of the plant removed. */
+export const PlantDeletedEvent = Type.Object({
+  type: Type.Unsafe<'plant.deleted'>({ type: 'string', enum: ['plant.deleted'], maxLength: 13, description: 'A plant removed by a DELETE' }),
+  timestamp: Timestamp,
+  data: Type.Object({ id: Type.Unsafe<bigint>({ ...Int64, description: 'The id of the plant removed' }) }, { additionalProperties: false })
+}, { $id: 'PlantDeletedEvent', additionalProperties: false, description: 'The body sent to an endpoint with `events` when a plant is deleted' })
+export type PlantDeletedEvent = Static<typeof PlantDeletedEvent>
+
+/** What an endpoint with `events` receives. */
+export type PlantEvent = PlantChangedEvent | PlantDeletedEvent
+
 const header = (name: string, description: string, example: string, bounds: { maxLength: number, pattern?: string }) =>
   ({ name, in: 'header' as const, required: true, description, schema: { type: 'string' as const, ...bounds }, example })
 
-/**
- * The event this service sends, for the OpenAPI document's `webhooks` section: a POST
- * of the NewPlant body to every enabled endpoint when a plant is added.
- */
-export const webhookEvents = {
-  plantAdded: {
+const signatureHeaders = [
+  header('webhook-id', 'The delivery id: the same on every attempt of one delivery', 'msg_019ab3c4d5e69f86d081884c7d65', { maxLength: MAX_ID_LENGTH }),
+  header('webhook-timestamp', 'When the attempt was signed, in seconds since the epoch', '1767225600', { maxLength: 20, pattern: '^[0-9]+$' }),
+  header('webhook-signature', '`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, one per active secret, space-separated',
+    'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=', { maxLength: 256, pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' })
+]
+
+const outcomes = {
+  '2XX': { description: 'Received: the delivery succeeded' },
+  410: { description: 'Gone: the endpoint is disabled and its pending deliveries stop' },
+  default: { description: 'Anything else, a redirect, a timeout or no answer: the delivery is tried again later' }
+}
+
+function event (operationId: string, summary: string, description: string, body: string, schema: string) {
+  return {
     post: {
-      summary: 'Plant added to the store',
-      description: 'Sent to every enabled endpoint once per plant added, signed the Standard Webhooks way ' +
-        '(standardwebhooks.com). At least once: a receiver deduplicates by `webhook-id`.',
-      operationId: 'plantAdded',
+      summary,
+      description: `${description} Signed the Standard Webhooks way (standardwebhooks.com). At least once: a receiver deduplicates by \`webhook-id\`.`,
+      operationId,
       tags: ['webhooks'],
       // Sent by this service to a receiver: no bearer token; the signature headers authenticate it.
       security: [],
-      parameters: [
-        header('webhook-id', 'The delivery id: the same on every attempt of one delivery', 'msg_019ab3c4d5e69f86d081884c7d65', { maxLength: MAX_ID_LENGTH }),
-        header('webhook-timestamp', 'When the attempt was signed, in seconds since the epoch', '1767225600', { maxLength: 20, pattern: '^[0-9]+$' }),
-        header('webhook-signature', '`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, one per active secret, space-separated',
-          'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=', { maxLength: 256, pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' })
-      ],
-      requestBody: {
-        required: true,
-        description: 'The plant as it was created: the NewPlant JSON, id exact, tag absent when none',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } }
-      },
-      responses: {
-        '2XX': { description: 'Received: the delivery succeeded' },
-        410: { description: 'Gone: the endpoint is disabled and its pending deliveries stop' },
-        default: { description: 'Anything else, a redirect, a timeout or no answer: the delivery is tried again later' }
-      }
+      parameters: signatureHeaders,
+      requestBody: { required: true, description: body, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } },
+      responses: outcomes
     }
   }
+}
+
+/**
+ * The events this service sends, for the OpenAPI document's `webhooks` section: the origin
+ * document's POST of the NewPlant to an endpoint without `events`, and the three Standard
+ * Webhooks payloads to the endpoints that name them.
+ */
+export const webhookEvents = {
+  plantAdded: event('plantAdded', 'Plant added to the store',
+    'Sent to every enabled endpoint without `events` once per plant added.',
+    'The plant as it was created: the NewPlant JSON, id exact, tag absent when none', 'NewPlant'),
+  plantCreated: event('plantCreated', 'plant.created',
+    'Sent to every enabled endpoint whose `events` name `plant.created`, once per plant added (a replay of a create sends nothing; a plant deleted and added again is a new one).',
+    '`{type: "plant.created", timestamp, data}`: data is the plant added', 'PlantChangedEvent'),
+  plantUpdated: event('plantUpdated', 'plant.updated',
+    'Sent to every enabled endpoint whose `events` name `plant.updated`, once per PATCH that changed a plant (one that changes nothing, or a 412, sends nothing).',
+    '`{type: "plant.updated", timestamp, data}`: data is the plant after the change', 'PlantChangedEvent'),
+  plantDeleted: event('plantDeleted', 'plant.deleted',
+    'Sent to every enabled endpoint whose `events` name `plant.deleted`, once per DELETE that removed a plant.',
+    '`{type: "plant.deleted", timestamp, data: {id}}`', 'PlantDeletedEvent')
 }

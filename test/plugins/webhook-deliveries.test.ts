@@ -46,7 +46,7 @@ forEachStore(t, (t, build) => {
     t.same(new Set(pages.flat().map((d) => d.id)).size, 5, 'each delivery once')
     t.same(Object.keys(first[0]).sort().filter((key) => !['lastError', 'lastStatus', 'nextAttemptAt'].includes(key)),
       ['attempts', 'createdAt', 'id', 'plantId', 'status', 'type'])
-    t.ok(pages.flat().every((d) => d.type === 'plant.created'), 'each lists its type')
+    t.ok(pages.flat().every((d) => (d as { type?: string }).type === 'plant.created'), 'each lists its type')
 
     res = (await list(app, `/webhooks/${endpoint}/deliveries?limit=2`)).res
     t.match(res.headers.link, new RegExp(`^</webhooks/${endpoint}/deliveries\\?limit=2&cursor=[A-Za-z0-9_-]+>; rel="next"$`))

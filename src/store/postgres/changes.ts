@@ -28,7 +28,7 @@ export const UPDATE = `WITH input AS (
   ), updated AS (
     UPDATE plants p SET name = d.name, tag = d.tag FROM decided d WHERE p.id = d.id AND d.changed
     RETURNING p.id, p.name, p.tag
-  ), ${outboxEvents('plant.updated', 'u.id', `'{"id":' || u.id || ',"name":' || to_json(u.name)::text || coalesce(',"tag":' || to_json(u.tag)::text, '') || '}'`, 'updated u')}
+  ), ${outboxEvents('plant.updated', 'u.id', '\'{"id":\' || u.id || \',"name":\' || to_json(u.name)::text || coalesce(\',"tag":\' || to_json(u.tag)::text, \'\') || \'}\'', 'updated u')}
   SELECT ord, name, tag, changed, (SELECT count(*) FROM notified) AS notified FROM decided`
 
 // A run of deletes in one statement: the If-Match check is made on the row the delete finds
@@ -38,7 +38,7 @@ export const DELETE = `WITH deleted AS (
     DELETE FROM plants p USING unnest($1::bigint[], $3::text[]) AS i (id, match)
     WHERE p.id = ANY($1::bigint[]) AND p.id = i.id AND (i.match IS NULL OR ${etagSql('p.name', 'p.tag')} = ANY(string_to_array(i.match, ' ')))
     RETURNING p.id
-  ), ${outboxEvents('plant.deleted', 'd.id', `'{"id":' || d.id || '}'`, 'deleted d')}
+  ), ${outboxEvents('plant.deleted', 'd.id', '\'{"id":\' || d.id || \'}\'', 'deleted d')}
   SELECT id, (SELECT count(*) FROM notified) AS notified FROM deleted`
 
 type Update = Write & { op: 'update' }

@@ -145,8 +145,17 @@ export async function stopPending (client: pg.PoolClient, endpoint: string, why:
 const PRUNE_CHUNK = 500
 
 interface ClaimRow {
-  id: string, endpoint_id: string, url: string, secret: string, previous_secret: string | null, overlapping: boolean,
-  standard: boolean, type: string, at: Date, body: string, attempts: number
+  id: string,
+  endpoint_id: string,
+  url: string,
+  secret: string,
+  previous_secret: string | null,
+  overlapping: boolean,
+  standard: boolean,
+  type: string,
+  at: Date,
+  body: string,
+  attempts: number
 }
 
 /** The outbox's statements: the batch insert that fills it, and the sender's claim, release and prune (finish.ts records outcomes). */

@@ -84,8 +84,14 @@ export function sqliteOutbox (db: Database.Database) {
         const room = limit - deliveries
         if (room === 0) return { deliveries, more: true }
         const added = sql.fanout.all({
-          now, event: event.id, stopped: STOPPED.disabled, createdAt: event.created_at, after: event.fanout,
-          generation: event.generation, bit: eventBit(event.type), limit: room
+          now,
+          event: event.id,
+          stopped: STOPPED.disabled,
+          createdAt: event.created_at,
+          after: event.fanout,
+          generation: event.generation,
+          bit: eventBit(event.type),
+          limit: room
         })
         deliveries += added.length
         if (added.length === room) {

@@ -40,8 +40,17 @@ const PRUNE_CHUNK = 500
 interface Finish { owner: string, id: string, outcome: AttemptOutcome }
 
 interface ClaimRow {
-  id: string, endpoint_id: string, url: string, secret: string, previous_secret: string | null, previous_secret_until: number | null,
-  standard: number, type: string, at: number, body: string, attempts: number
+  id: string,
+  endpoint_id: string,
+  url: string,
+  secret: string,
+  previous_secret: string | null,
+  previous_secret_until: number | null,
+  standard: number,
+  type: string,
+  at: number,
+  body: string,
+  attempts: number
 }
 
 /**
