@@ -49,11 +49,14 @@ export function sqliteOutbox (db: Database.Database) {
   let mask = sql.state.get()?.mask as number
 
   return {
-    /** Writes a change's event, when some enabled endpoint receives its type; true when it did. */
-    write (type: WebhookEventType, plantId: bigint, data: string, now: number): boolean {
-      if ((mask & eventBit(type)) === 0) return false
+    /** Whether some enabled endpoint receives `type`: else a change of that type writes no event. */
+    receives (type: WebhookEventType): boolean {
+      return (mask & eventBit(type)) !== 0
+    },
+
+    /** Writes a change's event. */
+    write (type: WebhookEventType, plantId: bigint, data: string, now: number): void {
       sql.insertEvent.run(plantId, type, data, now)
-      return true
     },
 
     /**

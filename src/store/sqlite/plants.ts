@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3'
 import type { Plant } from '../../../schemas/plant.js'
-import { deletedData, stringifyNewPlant } from '../../json/new-plant.js'
 import type { WebhookEventType } from '../webhook-types.js'
 import { applyChange, matches, samePlant, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type UpdateResult, type Write, type WriteResult } from '../types.js'
 
@@ -10,9 +9,9 @@ type ListRow = [id: bigint, name: string, tag: string | null]
 
 /**
  * The plants table's statements, prepared once. `changed` runs inside the batch's transaction
- * for each change committed with it (the webhook outbox): its type, the plant's id, and its data.
+ * for each change committed with it (the webhook outbox): its type, and the plant after it (its id alone once deleted).
  */
-export function plantStatements (db: Database.Database, changed: (type: WebhookEventType, id: bigint, data: string) => void) {
+export function plantStatements (db: Database.Database, changed: (type: WebhookEventType, plant: PlantRecord | { id: bigint }) => void) {
   const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
   const rewrite = db.prepare<[string, string | null, bigint]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?')
   const removal = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
@@ -30,7 +29,7 @@ export function plantStatements (db: Database.Database, changed: (type: WebhookE
   // The primary key decides: the insert either takes the id or leaves the row that holds it.
   function create (plant: PlantRecord): CreateResult {
     if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-      changed('plant.created', plant.id, stringifyNewPlant(plant))
+      changed('plant.created', plant)
       return { outcome: 'created', plant: toPlant(plant.name, plant.tag) }
     }
     const [name, tag] = select.get(plant.id) as Row
@@ -51,14 +50,14 @@ export function plantStatements (db: Database.Database, changed: (type: WebhookE
     const plant = applyChange(current, write.change)
     if (samePlant(plant, current)) return { outcome: 'unchanged', plant }
     rewrite.run(plant.name, plant.tag ?? null, id)
-    changed('plant.updated', id, stringifyNewPlant({ id, ...plant }))
+    changed('plant.updated', { id, ...plant })
     return { outcome: 'updated', plant }
   }
 
   function remove (id: bigint, ifMatch: readonly string[] | undefined): boolean {
     if (ifMatch !== undefined && stored(id, ifMatch) === undefined) return false
     if (removal.run(id).changes === 0) return false
-    changed('plant.deleted', id, deletedData(id))
+    changed('plant.deleted', { id })
     return true
   }
 

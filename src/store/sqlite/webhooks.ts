@@ -1,4 +1,6 @@
 import type Database from 'better-sqlite3'
+import { deletedData, stringifyNewPlant } from '../../json/new-plant.js'
+import type { PlantRecord } from '../types.js'
 import { activeSecrets, deliveryBody, deliveryListeners, eventMask, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
 import type { AttemptOutcome, ClaimedDelivery, EndpointPatch, NewEndpoint, WebhookEventType, WebhookStore } from '../webhook-types.js'
 import { sqliteOutbox } from './outbox.js'
@@ -285,14 +287,17 @@ export function sqliteWebhooks (db: Database.Database, run: Run, read: Read) {
     store,
 
     /**
-     * Called by a change, inside its batch's transaction: writes its one event (`data`, the
-     * plant after it as NewPlant JSON, or `{"id":…}`) when some enabled endpoint receives its
+     * Called by a change, inside its batch's transaction: writes its one event (the plant after
+     * it as NewPlant JSON, or `{"id":…}` once deleted) when some enabled endpoint receives its
      * type, then wakes the listeners once the batch is through (better-sqlite3 commits
      * synchronously, before the next tick; a batch that rolled back wakes them for nothing,
      * which costs one empty expansion).
      */
-    changed (type: WebhookEventType, plantId: bigint, data: string): void {
-      if (!outbox.write(type, plantId, data, Date.now()) || waking) return
+    changed (type: WebhookEventType, plant: PlantRecord | { id: bigint }): void {
+      // The JSON is made only when an event is written: no endpoint, no cost.
+      if (!outbox.receives(type)) return
+      outbox.write(type, plant.id, 'name' in plant ? stringifyNewPlant(plant) : deletedData(plant.id), Date.now())
+      if (waking) return
       waking = true
       process.nextTick(() => {
         waking = false
