@@ -116,6 +116,14 @@ forEachStore(t, (t, _build, databaseUrl) => {
     t.equal(Number((await sql('SELECT count(*) AS n FROM webhook_events WHERE fanout IS NOT NULL'))[0].n), 0, 'every event expanded')
   })
 
+  t.test('a step looks at 100 events at most', async (t) => {
+    const { store } = await open(t)
+    await subscribe(store)
+    await Promise.all(Array.from({ length: 101 }, (_, i) => store.create({ id: BigInt(i), name: 'p' })))
+    t.same(await store.webhooks.expand(500), { deliveries: 100, more: true })
+    t.same(await store.webhooks.expand(500), { deliveries: 1, more: false })
+  })
+
   t.test('a replay, a conflict, a patch that changes nothing and a refused one write nothing; of one id in one batch, only the create that inserts it', async (t) => {
     const { store, sql } = await open(t)
     await subscribe(store, undefined, ALL)
