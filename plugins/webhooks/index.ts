@@ -59,8 +59,8 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
     config,
     schema: {
       summary: 'Subscribe an endpoint',
-      description: 'Every plant added from now on is POSTed to the URL, signed with the secret this answer shows (and never shows again). ' +
-        'Nothing is sent to the URL now.',
+      description: 'Every change made from now on whose type the endpoint receives (`events`; without it, every plant added, ' +
+        'in the origin body) is POSTed to the URL, signed with the secret this answer shows (and never shows again). Nothing is sent to the URL now.',
       operationId: 'createWebhook',
       tags,
       body: ref(NewWebhookEndpoint),
@@ -73,10 +73,10 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
       }
     }
   }, async (request, reply) => {
-    const { url, description } = request.body
+    const { url, description, events } = request.body
     checkUrl(url)
     const secret = makeSecret()
-    const created = await store.createEndpoint({ url, description, secret })
+    const created = await store.createEndpoint({ url, description, events, secret })
     return reply.code(201).send({ ...created, secret })
   })
 
@@ -113,7 +113,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
     schema: {
       summary: 'Change an endpoint',
       description: 'Changes the fields given. Disabling it (`enabled: false`) ends its pending deliveries as failed; ' +
-        'they stay listed for a manual retry once it is enabled again.',
+        'they stay listed for a manual retry once it is enabled again. `events: null` returns it to the default (`plant.created` in the origin body).',
       operationId: 'updateWebhook',
       tags,
       params: WebhookParams,
@@ -121,9 +121,9 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
       response: { 200: endpoint('The endpoint as changed'), 400: badBody, 404: notFound, 413: error('The body is larger than the service accepts'), 415: badMediaType, 503: unavailable }
     }
   }, async (request) => {
-    const { url, description, enabled } = request.body
+    const { url, description, enabled, events } = request.body
     checkUrl(url)
-    const updated = await store.updateEndpoint(request.params.id, { url, description, enabled })
+    const updated = await store.updateEndpoint(request.params.id, { url, description, enabled, events })
     if (updated === undefined) throw new HttpError(404, 'No webhook endpoint has this id.')
     return updated
   })

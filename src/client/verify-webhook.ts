@@ -1,11 +1,14 @@
 // plant-store/client/webhooks: for the receivers of the service's webhooks. An
 // entry of its own, so that the client alone stays free of packages.
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
-import type { NewPlant } from '../../schemas/index.js'
+import type { NewPlant, PlantChangedEvent, PlantDeletedEvent, PlantEvent } from '../../schemas/index.js'
 import { parseExact } from '../shared/exact-json.js'
 
 export { WebhookVerificationError }
-export type { NewPlant }
+export type { NewPlant, PlantChangedEvent, PlantDeletedEvent, PlantEvent }
+
+/** `events: true` for an endpoint registered with `events`: its body is the Standard Webhooks payload. */
+export interface VerifyOptions { events?: boolean }
 
 /** A request's headers: a fetch `Headers`, or Node's `request.headers`. */
 export type WebhookHeaders = { get (name: string): string | null } | Record<string, string | string[] | undefined>
@@ -19,15 +22,31 @@ function header (headers: WebhookHeaders, name: string): string | undefined {
   return Array.isArray(entry) ? entry.join(' ') : entry
 }
 
+type Parsed = { id?: unknown, name?: unknown, tag?: unknown, type?: unknown, timestamp?: unknown, data?: Parsed } | null
+
+// The NewPlant in `value`, its id an exact bigint; undefined when it is not one (`idOnly`: only `{id}`).
+function plantOf (value: Parsed | undefined, idOnly = false): NewPlant | { id: bigint } | undefined {
+  const { id, name, tag } = value ?? {}
+  if (!(typeof id === 'bigint' || Number.isInteger(id))) return undefined
+  const exact = BigInt(id as bigint | number)
+  if (idOnly) return { id: exact }
+  if (typeof name !== 'string' || !(tag === undefined || typeof tag === 'string')) return undefined
+  return tag === undefined ? { id: exact, name } : { id: exact, name, tag }
+}
+
 /**
  * Checks a webhook delivery of the service (Standard Webhooks: a `v1` HMAC-SHA256
  * signature of `webhook-id.webhook-timestamp.body` under `secret`, and a timestamp
- * within 5 minutes of now) and returns the plant it tells of, its id an exact
- * bigint. `rawBody` is the body exactly as received: verify before any parsing.
- * Throws WebhookVerificationError when the delivery is not one to trust: answer
- * it with a 4xx. Deduplicate deliveries by their `webhook-id`: they come at least once.
+ * within 5 minutes of now) and returns what it tells of, ids exact bigints: the plant
+ * added (an endpoint without `events`), or with `{ events: true }` the typed event
+ * `{type, timestamp, data}` (`plant.created`, `plant.updated`: data is the plant after the
+ * change; `plant.deleted`: `{id}`). `rawBody` is the body exactly as received: verify before any
+ * parsing. Throws WebhookVerificationError when the delivery is not one to trust: answer
+ * it with a 4xx. Deduplicate deliveries by their `webhook-id`: they come at least once, in no set order.
  */
-export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array): NewPlant {
+export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options?: { events?: false }): NewPlant
+export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options: { events: true }): PlantEvent
+export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options: VerifyOptions = {}): NewPlant | PlantEvent {
   let body: string
   try {
     body = typeof rawBody === 'string' ? rawBody : utf8.decode(rawBody)
@@ -41,16 +60,22 @@ export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody:
   }
   new Webhook(secret).verify(body, signed, { jsonParse: false })
 
-  let plant: { id?: unknown, name?: unknown, tag?: unknown } | null
+  let parsed: Parsed
   try {
-    plant = parseExact(body) as typeof plant
+    parsed = parseExact(body) as Parsed
   } catch {
-    plant = null
+    parsed = null
   }
-  const { id, name, tag } = plant ?? {}
-  if (!(typeof id === 'bigint' || Number.isInteger(id)) || typeof name !== 'string' || !(tag === undefined || typeof tag === 'string')) {
-    throw new WebhookVerificationError('The body is not a NewPlant ({id, name, tag?})')
+  if (options.events !== true) {
+    const plant = plantOf(parsed)
+    if (plant === undefined) throw new WebhookVerificationError('The body is not a NewPlant ({id, name, tag?})')
+    return plant as NewPlant
   }
-  const exact = BigInt(id as bigint | number)
-  return tag === undefined ? { id: exact, name } : { id: exact, name, tag }
+  const { type, timestamp } = parsed ?? {}
+  const known = type === 'plant.created' || type === 'plant.updated' || type === 'plant.deleted'
+  const data = known ? plantOf(parsed?.data, type === 'plant.deleted') : undefined
+  if (data === undefined || typeof timestamp !== 'string') {
+    throw new WebhookVerificationError('The body is not a plant event ({type, timestamp, data})')
+  }
+  return { type, timestamp, data } as PlantEvent
 }

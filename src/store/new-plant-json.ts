@@ -9,3 +9,8 @@ const serialize = fastJson(NewPlant)
 export function stringifyNewPlant (plant: NewPlant): string {
   return serialize(plant)
 }
+
+/** The data of a plant.deleted event: `{"id":…}`, the id exact. */
+export function deletedData (id: bigint): string {
+  return `{"id":${id}}`
+}

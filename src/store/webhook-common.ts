@@ -1,5 +1,39 @@
 import { randomBytes } from 'node:crypto'
-import type { AttemptOutcome, Delivery, DeliveryStatus, Endpoint } from './webhook-types.js'
+import { WEBHOOK_EVENT_TYPES } from '../../schemas/webhooks.js'
+import type { AttemptOutcome, Delivery, DeliveryStatus, Endpoint, WebhookEventType } from './webhook-types.js'
+
+/**
+ * An endpoint's event types as the stores keep them: a bit each (plant.created 1, plant.updated 2,
+ * plant.deleted 4), and NULL for an endpoint without `events` (plant.created, in the origin body).
+ */
+export function eventBit (type: WebhookEventType): number {
+  return 1 << WEBHOOK_EVENT_TYPES.indexOf(type)
+}
+
+export function eventMask (events: readonly WebhookEventType[] | null | undefined): number | null {
+  return events == null ? null : events.reduce((mask, type) => mask | eventBit(type), 0)
+}
+
+function eventTypes (mask: number): WebhookEventType[] {
+  return WEBHOOK_EVENT_TYPES.filter((type) => (mask & eventBit(type)) !== 0)
+}
+
+/**
+ * The mask of every type some enabled endpoint receives, from the rows of the open subscriptions:
+ * a change of a type outside it writes no event. (SQLite has no bit_or: a max per bit.)
+ */
+export const SUBSCRIBED_MASK = `SELECT coalesce(max(coalesce(events, 1) & 1), 0) | coalesce(max(events & 2), 0) | coalesce(max(events & 4), 0)
+  FROM webhook_subscriptions WHERE until IS NULL`
+
+/**
+ * The body of one attempt: the event's data as stored (the NewPlant JSON, or `{"id":…}` for a
+ * delete), alone for an endpoint without `events`, else in the Standard Webhooks payload, whose
+ * timestamp is the change's commit time.
+ */
+export function deliveryBody (standard: boolean | number, type: string, at: Date | number, data: string): string {
+  if (!standard) return data
+  return `{"type":"${type}","timestamp":"${new Date(Number(at)).toISOString()}","data":${data}}`
+}
 
 /** A new endpoint id: opaque, 128 random bits. */
 export function newEndpointId (): string {
@@ -35,6 +69,7 @@ export interface EndpointRow {
   id: string
   url: string
   description: string | null
+  events: number | null
   enabled: boolean | number
   created_at: Date | number
 }
@@ -42,11 +77,13 @@ export interface EndpointRow {
 export function toEndpoint (row: EndpointRow): Endpoint {
   const endpoint: Endpoint = { id: row.id, url: row.url, enabled: Boolean(row.enabled), createdAt: new Date(Number(row.created_at)) }
   if (row.description !== null) endpoint.description = row.description
+  if (row.events !== null) endpoint.events = eventTypes(row.events)
   return endpoint
 }
 
 export interface DeliveryRow {
   id: string
+  type: string
   plant_id: bigint | string
   status: string
   attempts: number | bigint
@@ -60,6 +97,7 @@ export interface DeliveryRow {
 export function toDelivery (row: DeliveryRow): Delivery {
   const delivery: Delivery = {
     id: row.id,
+    type: row.type as WebhookEventType,
     plantId: BigInt(row.plant_id),
     status: row.status as DeliveryStatus,
     attempts: Number(row.attempts),

@@ -1,8 +1,12 @@
 /**
- * The webhook half of the store port: subscriptions, and the outbox of deliveries
- * that a create writes in the same transaction as its plant. The routes use the
- * endpoint methods; the sender (src/webhooks/) uses claim, finish and release.
+ * The webhook half of the store port: subscriptions, and the outbox: one event that each
+ * change writes in the same transaction as itself, which the sender then expands into a
+ * delivery per endpoint. The routes use the endpoint methods; the sender (src/webhooks/)
+ * uses expand, claim, finish and release.
  */
+import type { WebhookEventType } from '../../schemas/webhooks.js'
+
+export type { WebhookEventType }
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed'
 
@@ -12,6 +16,8 @@ export interface Endpoint {
   id: string
   url: string
   description?: string
+  /** The event types it receives, as Standard Webhooks payloads; absent: `plant.created` only, in the origin body. */
+  events?: WebhookEventType[]
   enabled: boolean
   createdAt: Date
 }
@@ -19,6 +25,7 @@ export interface Endpoint {
 export interface NewEndpoint {
   url: string
   description?: string
+  events?: readonly WebhookEventType[]
   /** `whsec_…`, made by the caller. */
   secret: string
 }
@@ -27,12 +34,15 @@ export interface EndpointPatch {
   url?: string
   description?: string
   enabled?: boolean
+  /** null: back to the default (no `events`). */
+  events?: readonly WebhookEventType[] | null
 }
 
 /** One delivery of one event to one endpoint, as the API lists it. */
 export interface Delivery {
   /** Opaque; it is also the `webhook-id` of every attempt. */
   id: string
+  type: WebhookEventType
   plantId: bigint
   status: DeliveryStatus
   attempts: number
@@ -59,7 +69,7 @@ export interface ClaimedDelivery {
   url: string
   /** Every secret that signs now: the current one first, then one still in its overlap. */
   secrets: string[]
-  /** The stored NewPlant JSON, sent byte for byte. */
+  /** The JSON sent byte for byte: the NewPlant, or the Standard Webhooks payload for an endpoint with `events`. */
   body: string
   /** Attempts made before this one. */
   attempts: number
@@ -84,6 +94,14 @@ export type AttemptOutcome =
   /** The receiver answered 410: the endpoint is disabled, its pending deliveries stop. */
   | { result: 'gone', status: 410 }
 
+/** What one expansion step did. */
+export interface Expansion {
+  /** Deliveries it added. */
+  deliveries: number
+  /** Whether events are left to expand (the step stopped at its bound). */
+  more: boolean
+}
+
 export interface WebhookStore {
   /** The key that authenticates list cursors, the same as PlantStore.cursorKey. */
   readonly cursorKey: Buffer
@@ -102,6 +120,13 @@ export interface WebhookStore {
   retryDelivery (endpointId: string, deliveryId: string): Promise<boolean>
 
   /**
+   * Expands events into deliveries, `limit` deliveries at most in one transaction: each event
+   * goes to the endpoints that were enabled and received its type when its change was made
+   * (an endpoint disabled since gets it as failed, for a manual retry; a deleted one, not at all).
+   * PostgreSQL: instances expanding at once take different events.
+   */
+  expand (limit: number): Promise<Expansion>
+  /**
    * Leases up to `limit` due deliveries of enabled endpoints, the longest due first (returned
    * in no particular order), to `owner` until now + leaseMs (PostgreSQL: FOR UPDATE SKIP
    * LOCKED, so instances never claim the same one), leaving out the endpoints in
@@ -117,7 +142,7 @@ export interface WebhookStore {
   /** The deliveries still pending, and when the oldest of them was created (metrics). */
   backlog (): Promise<{ pending: number, oldest?: Date }>
   /**
-   * Calls `listener` after a commit that added deliveries (in this process, and on
+   * Calls `listener` after a commit that added events or deliveries (in this process, and on
    * PostgreSQL in every instance through LISTEN/NOTIFY). Returns a function that stops it.
    */
   onDeliveries (listener: () => void): () => void

@@ -44,9 +44,12 @@ const BATCH = 16
 const LEASE_MARGIN = 2000
 // How long, in ms, after a claim that left out full endpoints and found nothing, before the next such claim.
 const BARREN_PAUSE = 100
+// Deliveries one expansion step adds at most: a change's cost does not grow with the endpoints,
+// and a step holds the store (on SQLite, the event loop) only briefly.
+export const EXPAND_STEP = 500
 
 /**
- * The sender: claims due deliveries under a lease, makes their attempts with bounds per
+ * The sender: expands each change's event into its deliveries, a bounded step at a time, claims due deliveries under a lease, makes their attempts with bounds per
  * endpoint and in all, and records each outcome. It wakes when a commit adds deliveries
  * (onDeliveries), else polls; it pauses while the store is unavailable and resumes by
  * itself. Plant requests never wait for it.
@@ -66,8 +69,10 @@ export class WebhookSender {
   private readonly lanes: Lanes
   private readonly inFlight = new Set<Promise<void>>()
   private claiming = false
-  /** The last claim, and the prune under way: stop() waits for them before it gives leases back. */
+  /** The last claim, the expansion and the prune under way: stop() waits for them before it gives leases back. */
   private claimed?: Promise<void>
+  private expanding?: Promise<void>
+  private expandAgain = false
   private pruning?: Promise<void>
   private again = false
   private barrenUntil = 0
@@ -108,8 +113,14 @@ export class WebhookSender {
     this.wake()
   }
 
-  /** Looks for due deliveries now, or right after the look already under way. */
+  /** Expands the events committed and looks for due deliveries now, or right after the look already under way. */
   wake (): void {
+    if (!this.started || this.stopped) return
+    this.expand()
+    this.claimNow()
+  }
+
+  private claimNow (): void {
     if (!this.started || this.stopped) return
     if (this.claiming) {
       this.again = true
@@ -159,6 +170,33 @@ export class WebhookSender {
     this.claiming = false
   }
 
+  // Steps one after another, each a transaction of its own, with the event loop's other work
+  // between them; deliveries a step added are claimed at once.
+  private expand (): void {
+    if (this.expanding !== undefined) {
+      this.expandAgain = true
+      return
+    }
+    this.expanding = this.expandSteps().finally(() => { this.expanding = undefined })
+  }
+
+  private async expandSteps (): Promise<void> {
+    try {
+      do {
+        this.expandAgain = false
+        const { deliveries, more } = await this.store.expand(EXPAND_STEP)
+        this.log.answered()
+        if (deliveries > 0) this.claimNow()
+        if (more) {
+          this.expandAgain = true
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+      } while (this.expandAgain && !this.stopped)
+    } catch (error) {
+      this.log.failed(error as Error, 'expanding events')
+    }
+  }
+
   private busy (): boolean {
     return this.saturated?.() ?? this.pressure?.high === true
   }
@@ -175,7 +213,7 @@ export class WebhookSender {
   private endAttempt (delivery: ClaimedDelivery): void {
     const next = this.lanes.end(delivery.endpointId)
     if (next !== undefined) this.begin(next)
-    if (next === undefined || this.lanes.queued(delivery.endpointId) === this.lanes.perEndpoint - 1) this.wake()
+    if (next === undefined || this.lanes.queued(delivery.endpointId) === this.lanes.perEndpoint - 1) this.claimNow()
   }
 
   private async deliver (delivery: ClaimedDelivery): Promise<void> {
@@ -206,7 +244,7 @@ export class WebhookSender {
       // Node's timers keep a clock of their own, not Date.now()'s: one can fire a little
       // early, and a claim then would find nothing due and leave the retry to the poll.
       if (Date.now() < at) this.wakeBy(at)
-      else this.wake()
+      else this.claimNow()
     }, Math.max(0, delay))
     this.retries.add(timer)
   }
@@ -231,7 +269,7 @@ export class WebhookSender {
     for (const timer of this.retries) clearTimeout(timer)
     this.lanes.drop()
     // A claim under way starts nothing it gets once stopped: the release gives it back.
-    await Promise.all([this.claimed, this.pruning])
+    await Promise.all([this.claimed, this.expanding, this.pruning])
     let timer: NodeJS.Timeout | undefined
     const cutOff = new Promise<void>((resolve) => { timer = setTimeout(resolve, this.options.grace) })
     await Promise.race([Promise.allSettled([...this.inFlight]), cutOff])

@@ -71,3 +71,30 @@ export async function rawSql (t: Test, databaseUrl: string): Promise<Sql> {
     return (await client.query(text.replace(/\?/g, () => `$${++n}`), values)).rows
   }
 }
+
+/** Expands every event committed so far into its deliveries, as the sender does, step by step. */
+export async function expandAll (store: PlantStore, step = 500): Promise<number> {
+  let total = 0
+  for (let more = true; more;) {
+    const expansion = await store.webhooks.expand(step)
+    total += expansion.deliveries
+    more = expansion.more
+  }
+  return total
+}
+
+/**
+ * The store, its changes followed at once by the expansion of their events (what the sender
+ * does in the background): for the tests of what comes after, claims, outcomes and listings.
+ */
+export function expandingStore (store: PlantStore): PlantStore {
+  const then = async <T>(result: T): Promise<T> => {
+    await expandAll(store)
+    return result
+  }
+  return Object.assign(Object.create(store) as PlantStore, {
+    create: (...args: Parameters<PlantStore['create']>) => store.create(...args).then(then),
+    update: (...args: Parameters<PlantStore['update']>) => store.update(...args).then(then),
+    delete: (...args: Parameters<PlantStore['delete']>) => store.delete(...args).then(then)
+  })
+}

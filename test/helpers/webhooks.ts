@@ -4,6 +4,7 @@ import type { Test } from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/index.js'
 import { openStore } from '../../src/store/index.js'
+import type { WebhookEventType } from '../../src/store/webhook-types.js'
 import { makeSecret } from '../../src/webhooks/signing.js'
 import { TOKEN } from './build.js'
 import type { Receiver } from './receiver.js'
@@ -11,10 +12,10 @@ import { exited, type RunningServer } from './server.js'
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
 
-/** Subscribes `url` before any server opens the database (a SQLite server counts endpoints as it opens). */
-export async function subscribe (databaseUrl: string, url: string): Promise<void> {
+/** Subscribes `url` (to `events`, when given) before any server opens the database (a SQLite server reads the endpoints as it opens). */
+export async function subscribe (databaseUrl: string, url: string, events?: WebhookEventType[]): Promise<void> {
   const store = await openStore({ databaseUrl, sqliteSynchronous: 'normal', databasePoolSize: 1, databaseTimeout: 5000 })
-  await store.webhooks.createEndpoint({ url, secret: makeSecret() })
+  await store.webhooks.createEndpoint({ url, secret: makeSecret(), events })
   await store.close()
 }
 

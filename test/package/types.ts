@@ -127,5 +127,8 @@ export async function clientTypeChecks (): Promise<unknown[]> {
     }
   }
   const verified: NewPlant = verifyWebhook(secret, new Headers(), '{"id":1,"name":"x"}')
-  return [plant, changed, exact, rounded, cursor, all, plantId, status, verified, new WebhookVerificationError('no') instanceof Error]
+  const event = verifyWebhook(secret, new Headers(), '{}', { events: true })
+  // The type narrows the data: a plant after plant.created or plant.updated, its id alone after plant.deleted.
+  const told: string = event.type === 'plant.deleted' ? String(event.data.id) : event.data.name
+  return [plant, changed, exact, rounded, cursor, all, plantId, status, verified, told, new WebhookVerificationError('no') instanceof Error]
 }

@@ -91,7 +91,7 @@ t.test('the document matches the seed\'s tables', async (t) => {
   const doc = (await app.inject('/openapi.json')).json()
   const { schemas, securitySchemes } = doc.components
 
-  t.same(Object.keys(schemas).sort(), ['CreatedWebhookEndpoint', 'Error', 'NewPlant', 'NewWebhookEndpoint', 'Plant', 'PlantListItem', 'PlantPatch',
+  t.same(Object.keys(schemas).sort(), ['CreatedWebhookEndpoint', 'Error', 'NewPlant', 'NewWebhookEndpoint', 'Plant', 'PlantChangedEvent', 'PlantDeletedEvent', 'PlantListItem', 'PlantPatch',
     'WebhookDelivery', 'WebhookEndpoint', 'WebhookEndpointPatch', 'WebhookSecret'], 'the shared schemas, by name')
 
   // Seed §2, Plant: name (string, required), tag (string); never the id.
@@ -208,10 +208,23 @@ t.test('the document names its server and its license', async (t) => {
   t.equal(doc.paths['/plants'].get.parameters.find((p: { name: string }) => p.name === 'limit').required, false, 'limit has a default')
 })
 
-t.test('the document declares the event it sends: plantAdded, a POST of NewPlant with the Standard Webhooks headers', async (t) => {
+t.test('the document declares the events it sends: plantAdded, a POST of NewPlant, and the three typed payloads, with the Standard Webhooks headers', async (t) => {
   const app = await build(t)
   const doc = (await app.inject('/openapi.json')).json()
-  t.same(Object.keys(doc.webhooks), ['plantAdded'])
+  t.same(Object.keys(doc.webhooks), ['plantAdded', 'plantCreated', 'plantUpdated', 'plantDeleted'])
+  for (const [name, schema] of [['plantCreated', 'PlantChangedEvent'], ['plantUpdated', 'PlantChangedEvent'], ['plantDeleted', 'PlantDeletedEvent']]) {
+    const sent = doc.webhooks[name].post
+    t.same(sent.requestBody.content, { 'application/json': { schema: ref(schema) } }, name)
+    t.same(sent.parameters.map((p: { name: string }) => p.name), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+  }
+  const { PlantChangedEvent, PlantDeletedEvent, WebhookEndpoint, WebhookDelivery } = doc.components.schemas
+  t.same(Object.keys(PlantChangedEvent.properties), ['type', 'timestamp', 'data'])
+  t.same(PlantChangedEvent.properties.type.enum, ['plant.created', 'plant.updated'])
+  t.same(PlantChangedEvent.properties.data, ref('NewPlant'))
+  t.same(PlantDeletedEvent.properties.type.enum, ['plant.deleted'])
+  t.same(Object.keys(PlantDeletedEvent.properties.data.properties), ['id'])
+  t.match(WebhookEndpoint.properties.events, { type: 'array', minItems: 1, maxItems: 3, uniqueItems: true, items: { enum: ['plant.created', 'plant.updated', 'plant.deleted'] } })
+  t.same(WebhookDelivery.properties.type.enum, ['plant.created', 'plant.updated', 'plant.deleted'])
   const operation = doc.webhooks.plantAdded.post
   t.same(Object.keys(doc.webhooks.plantAdded), ['post'])
   t.same(operation.requestBody.content, { 'application/json': { schema: ref('NewPlant') } })

@@ -8,7 +8,7 @@ import { openSqliteStore } from '../../src/store/sqlite/index.js'
 import { AUTH, assertError, postPlant } from '../helpers/build.js'
 import { list, walk } from '../helpers/list.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { forEachStore } from '../helpers/stores.js'
+import { expandAll, forEachStore } from '../helpers/stores.js'
 
 // Endpoints here are receivers on 127.0.0.1 (WEBHOOK_ALLOW_PRIVATE=true): the sender runs
 // in the app, and its attempts must reach nothing else.
@@ -46,7 +46,8 @@ forEachStore(t, (t, build) => {
     const [first] = pages
     t.same(new Set(pages.flat().map((d) => d.id)).size, 5, 'each delivery once')
     t.same(Object.keys(first[0]).sort().filter((key) => !['lastError', 'lastStatus', 'nextAttemptAt'].includes(key)),
-      ['attempts', 'createdAt', 'id', 'plantId', 'status'])
+      ['attempts', 'createdAt', 'id', 'plantId', 'status', 'type'])
+    t.ok(pages.flat().every((d) => (d as { type?: string }).type === 'plant.created'), 'each lists its type')
 
     res = (await list(app, `/webhooks/${endpoint}/deliveries?limit=2`)).res
     t.match(res.headers.link, new RegExp(`^</webhooks/${endpoint}/deliveries\\?limit=2&cursor=[A-Za-z0-9_-]+>; rel="next"$`))
@@ -63,6 +64,8 @@ forEachStore(t, (t, build) => {
     const [a, b] = [await subscribe(app, `${receiver.origin}/a`), await subscribe(app, `${receiver.origin}/b`)]
     for (const id of [1, 2, 3]) await postPlant(app, { id, name: `p${id}` })
     const base = `/webhooks/${a}/deliveries`
+    // The sender expands each create's event into its deliveries.
+    await until('the deliveries are listed', async () => (await deliveries(app, a)).length === 3)
     for (const query of ['limit=0', 'limit=101', 'limit=abc', 'limit=010', 'limit=1.5']) {
       assertError(t, await app.inject({ url: `${base}?${query}`, headers: AUTH }), 400, /^querystring\/limit must be an integer from 1 to 100/)
     }
@@ -145,6 +148,7 @@ t.test('the plugin alone, under a prefix, on a host of its own', async (t) => {
   assertError(t, await app.inject({ method: 'POST', url: '/v1/webhooks', headers: { 'content-type': 'application/json' }, payload: { url: 'http://127.0.0.1/' } }), 400, /WEBHOOK_ALLOW_PRIVATE/)
   // Three deliveries, written through the store as a create would.
   for (const id of [1n, 2n, 3n]) await store.create({ id, name: 'p' })
+  await expandAll(store)
   const res = await app.inject(`/v1/webhooks/${created.json().id}/deliveries?limit=2`)
   t.match(res.headers.link, new RegExp(`^</v1/webhooks/${created.json().id}/deliveries\\?limit=2&cursor=`), 'the next link keeps the prefix')
 

@@ -1,6 +1,7 @@
 import type { Waiter } from '../group-commit.js'
 import { StoreUnavailableError, toPlant, type UpdateResult, type Write, type WriteResult } from '../types.js'
 import { etagSql, matchText } from './etag.js'
+import { outboxEvents } from './outbox.js'
 import type { Query } from './query.js'
 
 type WriteWaiter = Waiter<Write, WriteResult>
@@ -9,8 +10,10 @@ type WriteWaiter = Waiter<Write, WriteResult>
 // ascending id order (so batches of several instances never wait on each other in a cycle),
 // and read as they are once locked: the If-Match check, the merge and whether anything
 // changes are decided on the row as the update finds it, not on an older snapshot. A change
-// that changes nothing writes nothing. The batch is one parameter, a JSON array of
-// {id, change, match}; each id once (a run ends before an id it holds).
+// that changes nothing writes nothing, and has no event. The batch is one parameter, a JSON
+// array of {id, change, match}; each id once (a run ends before an id it holds). An event's data
+// is the plant after the change, built as stringifyNewPlant writes it (to_json escapes a string
+// as JSON.stringify does), the id's digits exact.
 export const UPDATE = `WITH input AS (
     SELECT x.ord, (x.e->>'id')::bigint AS id, x.e->'change' AS change, x.e->>'match' AS match
     FROM json_array_elements($1::json) WITH ORDINALITY AS x (e, ord)
@@ -25,16 +28,18 @@ export const UPDATE = `WITH input AS (
   ), updated AS (
     UPDATE plants p SET name = d.name, tag = d.tag FROM decided d WHERE p.id = d.id AND d.changed
     RETURNING p.id, p.name, p.tag
-  )
-  -- plant.updated: the outbox's event rows go here, a CTE inserting one per row of "updated" (the plant after the change).
-  SELECT ord, name, tag, changed FROM decided`
+  ), ${outboxEvents('plant.updated', 'u.id', '\'{"id":\' || u.id || \',"name":\' || to_json(u.name)::text || coalesce(\',"tag":\' || to_json(u.tag)::text, \'\') || \'}\'', 'updated u')}
+  SELECT ord, name, tag, changed, (SELECT count(*) FROM notified) AS notified FROM decided`
 
 // A run of deletes in one statement: the If-Match check is made on the row the delete finds
 // (a row changed meanwhile is checked again as it now is). Ids come in ascending order, so
 // that the rows are locked in that order whichever way the server joins them.
-export const DELETE = `DELETE FROM plants p USING unnest($1::bigint[], $2::text[]) AS i (id, match)
-  WHERE p.id = ANY($1::bigint[]) AND p.id = i.id AND (i.match IS NULL OR ${etagSql('p.name', 'p.tag')} = ANY(string_to_array(i.match, ' ')))
-  RETURNING p.id`
+export const DELETE = `WITH deleted AS (
+    DELETE FROM plants p USING unnest($1::bigint[], $3::text[]) AS i (id, match)
+    WHERE p.id = ANY($1::bigint[]) AND p.id = i.id AND (i.match IS NULL OR ${etagSql('p.name', 'p.tag')} = ANY(string_to_array(i.match, ' ')))
+    RETURNING p.id
+  ), ${outboxEvents('plant.deleted', 'd.id', '\'{"id":\' || d.id || \'}\'', 'deleted d')}
+  SELECT id, (SELECT count(*) FROM notified) AS notified FROM deleted`
 
 type Update = Write & { op: 'update' }
 type Delete = Write & { op: 'delete' }
@@ -55,14 +60,19 @@ async function eachAloneOnError (run: WriteWaiter[], send: (run: WriteWaiter[]) 
   }
 }
 
+/** What the outbox needs of a batch: the instance's name for its notifications, and who to tell of events committed. */
+export interface OutboxNotice { instance: string, notified: () => void }
+
 /** The statements of a batch's updates and deletes, sent through `write` (the batch's connection). */
-export function changeWrites (write: Query) {
+export function changeWrites (write: Query, { instance, notified }: OutboxNotice) {
   async function sendUpdates (run: WriteWaiter[]): Promise<void> {
     const input = run.map(({ item }) => {
       const { id, change, ifMatch } = item as Update
       return `{"id":"${id}","change":${JSON.stringify(change)},"match":${JSON.stringify(matchText(ifMatch))}}`
     })
-    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean }>('plant-store-update-many', UPDATE, [`[${input.join(',')}]`])
+    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean, notified: string }>('plant-store-update-many', UPDATE, [`[${input.join(',')}]`, instance])
+    // The statement has committed: its events can be expanded now.
+    if (rows.some((row) => row.notified !== '0')) notified()
     const results: Array<UpdateResult | undefined> = run.map(() => undefined)
     for (const row of rows) results[Number(row.ord) - 1] = { outcome: row.changed ? 'updated' : 'unchanged', plant: toPlant(row.name, row.tag) }
     run.forEach((waiter, i) => waiter.resolve(results[i]))
@@ -70,7 +80,8 @@ export function changeWrites (write: Query) {
 
   async function sendDeletes (run: WriteWaiter[]): Promise<void> {
     const sorted = run.map(({ item }) => item as Delete).sort((a, b) => (a.id < b.id ? -1 : 1))
-    const { rows } = await write<{ id: string }>('plant-store-delete-many', DELETE, [sorted.map(({ id }) => String(id)), sorted.map(({ ifMatch }) => matchText(ifMatch))])
+    const { rows } = await write<{ id: string, notified: string }>('plant-store-delete-many', DELETE, [sorted.map(({ id }) => String(id)), instance, sorted.map(({ ifMatch }) => matchText(ifMatch))])
+    if (rows.some((row) => row.notified !== '0')) notified()
     const deleted = new Set(rows.map((row) => row.id))
     for (const waiter of run) waiter.resolve(deleted.has(String((waiter.item as Delete).id)))
   }

@@ -1,6 +1,6 @@
 import { outcomeColumns, STOPPED } from '../webhook-common.js'
 import type { AttemptOutcome } from '../webhook-types.js'
-import { lockEndpoint, stopPending, type Transaction } from './outbox.js'
+import { lockEndpoint, resubscribe, stopPending, type Transaction } from './outbox.js'
 import type { Query } from './query.js'
 
 // Each row: an attempt's outcome, recorded only while its owner still holds the lease (a lease
@@ -68,6 +68,7 @@ export function finishQueries (query: Query, transaction: Transaction) {
       if ((await client.query(FINISH, values([finish]))).rowCount === 0) return
       await client.query('UPDATE webhook_endpoints SET enabled = false WHERE id = $1', [endpoint])
       await stopPending(client, endpoint, STOPPED.gone)
+      await resubscribe(client, endpoint)
     })
   }
 

@@ -123,7 +123,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   const read: Query = (name, text, values) => run('read', () => send(name, text, values))
   const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }), changedRows)
   const webhooks = postgresWebhooks({ url, timeout, log, cursorKey: key, query: write, read, transaction: (work) => run('write', () => inTransaction(pool, work, lost)) })
-  const plants = plantQueries({ read }, webhooks.insert)
+  const plants = plantQueries({ read }, webhooks.insert, webhooks.notice)
   // The gets of one turn share one statement; each caller keeps its own deadline and outage note through `run`.
   const reads = readTurns((ids) => plantsById(send, ids))
 

@@ -3,7 +3,7 @@ import type pg from 'pg'
 import { pendingMigrations } from '../migrations.js'
 
 // Versioned migrations: MIGRATIONS[n] brings the schema from version n to n + 1. Append only.
-const MIGRATIONS = [
+export const MIGRATIONS = [
   'CREATE TABLE plants (id BIGINT PRIMARY KEY, name TEXT NOT NULL, tag TEXT)',
   // Serves a tag-filtered page by key: WHERE tag = $ AND id > $ ORDER BY id.
   'CREATE INDEX plants_tag_id ON plants (tag, id)',
@@ -35,7 +35,27 @@ const MIGRATIONS = [
   CREATE INDEX webhook_deliveries_succeeded ON webhook_deliveries (created_at) WHERE status = 'succeeded';
   CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`,
   // Secrets the service keeps, made once and read by every instance (cursorKey).
-  'CREATE TABLE plant_store_keys (name TEXT COLLATE "C" PRIMARY KEY, key BYTEA NOT NULL)'
+  'CREATE TABLE plant_store_keys (name TEXT COLLATE "C" PRIMARY KEY, key BYTEA NOT NULL)',
+  // Typed events through a bounded outbox: a change writes one event, which the sender expands
+  // into deliveries later, a bounded step at a time (fanout: NULL once expanded, else the last
+  // endpoint id expanded so far, '' for none). An endpoint's event types are a mask (NULL:
+  // plant.created in the origin body). Subscriptions keep each endpoint's enabled spells by
+  // generation, so that an event goes to the endpoints enabled when its change was made; the
+  // generation row also holds the mask of every type received now (SUBSCRIBED_MASK). Events and
+  // deliveries already there are plant.created, expanded, in the origin body.
+  `ALTER TABLE webhook_endpoints ADD COLUMN events INTEGER;
+  ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'plant.created';
+  ALTER TABLE webhook_events ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+  ALTER TABLE webhook_events ADD COLUMN fanout TEXT COLLATE "C";
+  ALTER TABLE webhook_deliveries ADD COLUMN standard BOOLEAN NOT NULL DEFAULT false;
+  CREATE INDEX webhook_events_fanout ON webhook_events (id) WHERE fanout IS NOT NULL;
+  CREATE TABLE webhook_subscriptions (
+    endpoint_id TEXT COLLATE "C" NOT NULL, events INTEGER, since BIGINT NOT NULL, until BIGINT, closed_at TIMESTAMPTZ
+  );
+  CREATE INDEX webhook_subscriptions_endpoint ON webhook_subscriptions (endpoint_id, since);
+  CREATE TABLE webhook_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value BIGINT NOT NULL, mask INTEGER NOT NULL);
+  INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, NULL, 0 FROM webhook_endpoints WHERE enabled;
+  INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT CASE WHEN count(*) > 0 THEN 1 ELSE 0 END FROM webhook_endpoints WHERE enabled));`
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */

@@ -1,42 +1,70 @@
 import type pg from 'pg'
 import { stringifyNewPlant } from '../new-plant-json.js'
 import type { PlantRecord } from '../types.js'
-import { activeSecrets } from '../webhook-common.js'
-import type { ClaimOptions, ClaimedDelivery } from '../webhook-types.js'
+import { activeSecrets, deliveryBody, eventBit, STOPPED, SUBSCRIBED_MASK } from '../webhook-common.js'
+import type { ClaimOptions, ClaimedDelivery, Expansion, WebhookEventType } from '../webhook-types.js'
 import { CHANNEL } from './listen.js'
 import type { Query } from './query.js'
 
-// A batch's creates, their events and their deliveries in one statement, hence one
-// transaction: no plant without its event, no event without its plant, one round trip.
+// A batch's creates and their events in one statement, hence one transaction: no plant
+// without its event, no event without its plant, one round trip.
 // The batch is one parameter, a JSON array of the plants' NewPlant JSON: `json` (not
 // jsonb) keeps each element's text as sent, which is the event's body, and ->> gives
 // the id's digits as written, so the cast to bigint is exact. One string joined from
 // bodies already made costs the service less than four arrays pg would escape element by element.
 // Only the rows this statement inserted get an event: a replay or a conflict gets none.
-// KEY SHARE on the enabled endpoints: a disable or delete (FOR UPDATE) in progress is
-// waited for, and an endpoint changed since the statement began is seen as it is now.
-// pg_notify is queued with the transaction and sent by its commit. A delivery id starts with the
-// time in ms (12 hex digits), then 64 random bits, so that new keys go at the end of the index.
+// pg_notify is queued with the transaction and sent by its commit.
 const INSERT = `WITH new AS (
     SELECT (e->>'id')::bigint AS id, e->>'name' AS name, e->>'tag' AS tag, e::text AS body FROM json_array_elements($1::json) AS e
   ), inserted AS (
     INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM new
     ON CONFLICT (id) DO NOTHING RETURNING id
-  ), endpoints AS (
-    SELECT id FROM webhook_endpoints WHERE enabled FOR KEY SHARE
-  ), events AS (
-    INSERT INTO webhook_events (plant_id, body)
-    SELECT new.id, new.body FROM new JOIN inserted ON inserted.id = new.id
-    WHERE EXISTS (SELECT FROM endpoints) RETURNING id
-  ), deliveries AS (
-    INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, next_attempt_at)
-    SELECT 'msg_' || lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 16),
-      events.id, endpoints.id, 'pending', now()
-    FROM events CROSS JOIN endpoints RETURNING 1
-  ), notified AS (
-    SELECT pg_notify('${CHANNEL}', $2) FROM deliveries LIMIT 1
-  )
+  ), ${outboxEvents('plant.created', 'new.id', 'new.body', 'new JOIN inserted ON inserted.id = new.id')}
   SELECT id, (SELECT count(*) FROM notified) AS notified FROM inserted`
+
+/**
+ * The CTEs that write a statement's events into the outbox, one per row of `from`, when some
+ * enabled endpoint receives `type`, and queue a notification for the commit. O(1) per change
+ * whatever the number of endpoints: one row read (the generation, which also holds the mask of
+ * the types received now), one row written. The generation is the one the statement's snapshot
+ * sees, so the event goes to the endpoints as they were then (see EXPAND).
+ */
+export function outboxEvents (type: WebhookEventType, id: string, data: string, from: string): string {
+  return `state AS (
+    SELECT value, mask FROM webhook_generation
+  ), events AS (
+    INSERT INTO webhook_events (plant_id, type, body, generation, fanout)
+    SELECT ${id}, '${type}', ${data}, state.value, '' FROM ${from} CROSS JOIN state
+    WHERE state.mask & ${eventBit(type)} <> 0 RETURNING 1
+  ), notified AS (
+    SELECT pg_notify('${CHANNEL}', $2) FROM events LIMIT 1
+  )`
+}
+
+// One step of an event's expansion: the endpoints whose subscription spell covers its generation,
+// in id order from where the last step stopped. KEY SHARE on them: a disable, a delete or a 410
+// (FOR UPDATE) in progress is waited for, and one that came first is seen as it is now; an endpoint
+// disabled since gets the delivery as failed, as a disable leaves its pending ones. A delivery id
+// starts with the time in ms (12 hex digits), then 64 random bits, so that new keys go at the end of the index.
+export const EXPAND = `WITH targets AS (
+    SELECT s.endpoint_id, s.events, e.enabled FROM webhook_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id
+    WHERE s.endpoint_id > $2 AND s.since <= $3 AND (s.until IS NULL OR s.until > $3) AND coalesce(s.events, 1) & $4 <> 0
+    ORDER BY s.endpoint_id LIMIT $5 FOR KEY SHARE OF e
+  ), added AS (
+    INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, last_error, next_attempt_at, created_at, standard)
+    SELECT 'msg_' || lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 16),
+      $1, t.endpoint_id, CASE WHEN t.enabled THEN 'pending' ELSE 'failed' END, CASE WHEN t.enabled THEN NULL ELSE $6 END,
+      CASE WHEN t.enabled THEN now() END, $7, t.events IS NOT NULL
+    FROM targets t RETURNING endpoint_id
+  )
+  SELECT count(*)::int AS added, max(endpoint_id) AS last FROM added`
+
+/** Events looked at in one expansion step at most. SKIP LOCKED: instances expanding at once take different events. */
+const UNEXPANDED = `SELECT id, type, generation, fanout, created_at FROM webhook_events WHERE fanout IS NOT NULL
+  ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
+const EVENTS_PER_STEP = 100
+
+interface EventRow { id: string, type: WebhookEventType, generation: string, fanout: string, created_at: Date }
 
 // The lease moves next_attempt_at to its end: a lease that lapses makes the delivery due again by itself.
 // SKIP LOCKED: instances claiming at once take different deliveries, never waiting on each other.
@@ -56,7 +84,8 @@ export const CLAIM = `UPDATE webhook_deliveries d
       AND (SELECT ep.enabled FROM webhook_endpoints ep WHERE ep.id = due.endpoint_id)
     ORDER BY due.next_attempt_at LIMIT (SELECT $2::int) FOR UPDATE OF due SKIP LOCKED
   )) AND e.id = d.endpoint_id AND v.id = d.event_id
-  RETURNING d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, coalesce(e.previous_secret_until > now(), false) AS overlapping, v.body, d.attempts`
+  RETURNING d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, coalesce(e.previous_secret_until > now(), false) AS overlapping,
+    d.standard, v.type, v.created_at AS at, v.body, d.attempts`
 
 const RELEASE = `WITH released AS (
     UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = now()
@@ -68,10 +97,32 @@ export const PRUNE = `DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(
     SELECT id FROM webhook_deliveries WHERE status = 'succeeded' AND created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED
   )) RETURNING event_id`
 
-// Events that lost their last delivery go with it. A delivery is never added to an
-// existing event, so an event seen here without deliveries can gain none.
-export const ORPHANS = `DELETE FROM webhook_events e WHERE e.id = ANY($1::bigint[])
+// Events that lost their last delivery go with it, once expanded: an expanded event gains no
+// delivery, and one being expanded holds its row lock, so this waits for it and sees it as left.
+export const ORPHANS = `DELETE FROM webhook_events e WHERE e.id = ANY($1::bigint[]) AND e.fanout IS NULL
   AND NOT EXISTS (SELECT FROM webhook_deliveries d WHERE d.event_id = e.id)`
+
+// Subscription spells that no event can fall in any more: closed before every event still to
+// expand and before the current generation, long enough ago that no statement that read an
+// older generation can still be committing its event.
+const FORGET_CLOSED = `DELETE FROM webhook_subscriptions WHERE closed_at < now() - interval '1 hour' AND until <= coalesce(
+  (SELECT min(generation) FROM webhook_events WHERE fanout IS NOT NULL), (SELECT value FROM webhook_generation))`
+
+/**
+ * After a change of an endpoint's enabled state or events (or its creation or deletion), in its
+ * transaction: the generation moves on (its row lock makes such changes take turns), the
+ * endpoint's spell so far ends and a new one starts while it is enabled, and the mask follows.
+ */
+export async function resubscribe (client: pg.PoolClient, endpoint: string, deleted = false): Promise<void> {
+  const { rows } = await client.query<{ value: string }>('UPDATE webhook_generation SET value = value + 1 RETURNING value')
+  const generation = rows[0].value
+  if (deleted) await client.query('DELETE FROM webhook_subscriptions WHERE endpoint_id = $1', [endpoint])
+  else {
+    await client.query('UPDATE webhook_subscriptions SET until = $2, closed_at = now() WHERE endpoint_id = $1 AND until IS NULL', [endpoint, generation])
+    await client.query('INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, events, $2 FROM webhook_endpoints WHERE id = $1 AND enabled', [endpoint, generation])
+  }
+  await client.query(`UPDATE webhook_generation SET mask = (${SUBSCRIBED_MASK})`)
+}
 
 /** Runs `work` in one transaction on one pooled connection. */
 export type Transaction = <T>(work: (client: pg.PoolClient) => Promise<T>) => Promise<T>
@@ -93,12 +144,24 @@ export async function stopPending (client: pg.PoolClient, endpoint: string, why:
 // Prune in chunks, so that a long backlog never makes one long transaction.
 const PRUNE_CHUNK = 500
 
-interface ClaimRow { id: string, endpoint_id: string, url: string, secret: string, previous_secret: string | null, overlapping: boolean, body: string, attempts: number }
+interface ClaimRow {
+  id: string,
+  endpoint_id: string,
+  url: string,
+  secret: string,
+  previous_secret: string | null,
+  overlapping: boolean,
+  standard: boolean,
+  type: string,
+  at: Date,
+  body: string,
+  attempts: number
+}
 
 /** The outbox's statements: the batch insert that fills it, and the sender's claim, release and prune (finish.ts records outcomes). */
 export function outboxQueries (query: Query, transaction: Transaction, instance: string) {
   return {
-    /** Inserts a batch of new plants with their events and deliveries; the ids inserted, and whether any delivery was added. */
+    /** Inserts a batch of new plants with their events; the ids inserted, and whether any event was added. */
     async insert (plants: PlantRecord[], write: Query): Promise<{ created: string[], delivered: boolean }> {
       const { rows } = await write<{ id: string, notified: string }>('plant-store-insert-outbox', INSERT, [`[${plants.map(stringifyNewPlant).join(',')}]`, instance])
       return { created: rows.map((row) => row.id), delivered: rows.some((row) => row.notified !== '0') }
@@ -107,8 +170,36 @@ export function outboxQueries (query: Query, transaction: Transaction, instance:
     async claim (owner: string, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedDelivery[]> {
       const { rows } = await query<ClaimRow>(undefined, CLAIM, [owner, limit, leaseMs, options?.exclude ?? []])
       return rows.map((row) => ({
-        id: row.id, endpointId: row.endpoint_id, url: row.url, secrets: activeSecrets(row.secret, row.previous_secret, row.overlapping), body: row.body, attempts: row.attempts
+        id: row.id,
+        endpointId: row.endpoint_id,
+        url: row.url,
+        secrets: activeSecrets(row.secret, row.previous_secret, row.overlapping),
+        body: deliveryBody(row.standard, row.type, row.at, row.body),
+        attempts: row.attempts
       }))
+    },
+
+    /** One expansion step in a transaction of its own: `limit` deliveries at most. */
+    async expand (limit: number): Promise<Expansion> {
+      return await transaction(async (client) => {
+        const { rows: events } = await client.query<EventRow>(UNEXPANDED, [EVENTS_PER_STEP])
+        let deliveries = 0
+        for (const event of events) {
+          // Never 0: a step that fills its room returns at once.
+          const room = limit - deliveries
+          const { rows } = await client.query<{ added: number, last: string | null }>(EXPAND,
+            [event.id, event.fanout, event.generation, eventBit(event.type), room, STOPPED.disabled, event.created_at])
+          deliveries += rows[0].added
+          if (rows[0].added === room) {
+            await client.query('UPDATE webhook_events SET fanout = $2 WHERE id = $1', [event.id, rows[0].last])
+            return { deliveries, more: true }
+          }
+          await client.query('UPDATE webhook_events SET fanout = NULL WHERE id = $1', [event.id])
+          // An event that went to no endpoint (each was deleted or had stopped receiving its type) is done with.
+          await client.query(ORPHANS, [[event.id]])
+        }
+        return { deliveries, more: events.length === EVENTS_PER_STEP }
+      })
     },
 
     async release (owner: string): Promise<void> {
@@ -121,6 +212,7 @@ export function outboxQueries (query: Query, transaction: Transaction, instance:
         pruned = await transaction(async (client) => {
           const { rows } = await client.query<{ event_id: string }>(PRUNE, [before, PRUNE_CHUNK])
           await client.query(ORPHANS, [[...new Set(rows.map((row) => row.event_id))]])
+          if (rows.length < PRUNE_CHUNK) await client.query(FORGET_CLOSED)
           return rows.length
         })
       }

@@ -1,7 +1,7 @@
 import type { Plant } from '../../../schemas/plant.js'
 import { stillWaiting, type Waiter } from '../group-commit.js'
 import { samePlant, StoreUnavailableError, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type Write, type WriteResult } from '../types.js'
-import { changeWrites } from './changes.js'
+import { changeWrites, type OutboxNotice } from './changes.js'
 import type { Queries, Query } from './query.js'
 
 interface Row { id: string, name: string, tag: string | null }
@@ -33,7 +33,7 @@ export type InsertPlants = (plants: PlantRecord[], write: Query) => Promise<stri
  * gathered per turn: plantsById and reads.ts). `insert` writes the batch's plants
  * together with their webhook outbox rows, in one transaction.
  */
-export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPlants) {
+export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPlants, notice: OutboxNotice) {
   return {
     /**
      * Commits a batch in arrival order through `write` (the batch's own connection),
@@ -44,7 +44,7 @@ export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPla
      */
     async commit (batch: WriteWaiter[], write: Query): Promise<void> {
       const { createAll } = batchWrites(write, insert)
-      const { updateAll, deleteAll } = changeWrites(write)
+      const { updateAll, deleteAll } = changeWrites(write, notice)
       for (let start = 0, end = 1; start < batch.length; start = end++) {
         const { op } = batch[start].item
         const ids = new Set([idOf(batch[start].item)])

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { StoreLogger } from '../outage.js'
-import { deliveryListeners, newEndpointId, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
+import { deliveryListeners, eventMask, newEndpointId, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
 import type { WebhookStore } from '../webhook-types.js'
 import { finishQueries } from './finish.js'
 import { CHANNEL, listen } from './listen.js'
-import { lockEndpoint, ORPHANS, outboxQueries, stopPending, type Transaction } from './outbox.js'
+import { lockEndpoint, ORPHANS, outboxQueries, resubscribe, stopPending, type Transaction } from './outbox.js'
 import type { Query } from './query.js'
 
-const ENDPOINT_COLUMNS = 'id, url, description, enabled, created_at'
-const DELIVERIES = `SELECT d.id, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
+const ENDPOINT_COLUMNS = 'id, url, description, events, enabled, created_at'
+const DELIVERIES = `SELECT d.id, e.type, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
   FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = $1`
 /** An endpoint's deliveries, newest first, by key (test/src/store/webhook-plans.test.ts). */
 export const PAGES = {
@@ -29,7 +29,10 @@ export interface PostgresWebhooksOptions {
   transaction: Transaction
 }
 
-/** The webhook half of the PostgreSQL store, and the outbox insert that a batch of creates runs. */
+/**
+ * The webhook half of the PostgreSQL store, and the outbox insert that a batch of creates runs.
+ * A change of an endpoint's state moves the subscriptions' generation on in its transaction (resubscribe).
+ */
 export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, transaction }: PostgresWebhooksOptions) {
   // Names this store's notifications, so that it does not wake its own listeners twice.
   const instance = randomUUID()
@@ -41,10 +44,13 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
   const store: WebhookStore = {
     cursorKey,
 
-    async createEndpoint ({ url, description, secret }) {
-      const { rows } = await query<EndpointRow>('plant-store-webhooks-create', `INSERT INTO webhook_endpoints (id, url, description, enabled, secret)
-        VALUES ($1, $2, $3, true, $4) RETURNING ${ENDPOINT_COLUMNS}`, [newEndpointId(), url, description ?? null, secret])
-      return toEndpoint(rows[0])
+    async createEndpoint ({ url, description, events, secret }) {
+      return await transaction(async (client) => {
+        const { rows } = await client.query<EndpointRow>(`INSERT INTO webhook_endpoints (id, url, description, events, enabled, secret)
+          VALUES ($1, $2, $3, $4, true, $5) RETURNING ${ENDPOINT_COLUMNS}`, [newEndpointId(), url, description ?? null, eventMask(events), secret])
+        await resubscribe(client, rows[0].id)
+        return toEndpoint(rows[0])
+      })
     },
 
     async listEndpoints () {
@@ -62,10 +68,13 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
         const disabling = patch.enabled === false
         if (disabling && !await lockEndpoint(client, id)) return undefined
         const { rows } = await client.query<EndpointRow>(`UPDATE webhook_endpoints SET url = coalesce($2, url),
-          description = coalesce($3, description), enabled = coalesce($4, enabled) WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
-        [id, patch.url ?? null, patch.description ?? null, patch.enabled ?? null])
+          description = coalesce($3, description), enabled = coalesce($4, enabled), events = CASE WHEN $5 THEN $6 ELSE events END
+          WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
+        [id, patch.url ?? null, patch.description ?? null, patch.enabled ?? null, patch.events !== undefined, eventMask(patch.events)])
+        if (rows.length === 0) return undefined
         if (disabling) await stopPending(client, id, STOPPED.disabled)
-        return rows.length === 0 ? undefined : toEndpoint(rows[0])
+        if (patch.enabled !== undefined || patch.events !== undefined) await resubscribe(client, id)
+        return toEndpoint(rows[0])
       })
     },
 
@@ -75,6 +84,7 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
         if ((await client.query('DELETE FROM webhook_endpoints WHERE id = $1', [id])).rowCount === 0) return false
         const { rows } = await client.query<{ event_id: string }>('DELETE FROM webhook_deliveries WHERE endpoint_id = $1 RETURNING event_id', [id])
         await client.query(ORPHANS, [[...new Set(rows.map((row) => row.event_id))]])
+        await resubscribe(client, id, true)
         return true
       })
     },
@@ -111,6 +121,8 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
       return oldest === null ? { pending } : { pending, oldest }
     },
 
+    expand: outbox.expand,
+
     claim: outbox.claim,
     finish,
     release: outbox.release,
@@ -135,10 +147,13 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
     /** Inserts a batch of new plants with the outbox rows; the ids inserted. */
     async insert (plants: Parameters<typeof outbox.insert>[0], write: Query): Promise<string[]> {
       const { created, delivered } = await outbox.insert(plants, write)
-      // The statement has committed: the deliveries can be claimed now.
+      // The statement has committed: the events can be expanded now.
       if (delivered) listeners.call()
       return created
     },
+
+    /** For the updates and deletes of a batch: the name on this instance's notifications, and the call once their events are committed. */
+    notice: { instance, notified: () => listeners.call() },
 
     async close (): Promise<void> {
       await listener?.stop()

@@ -64,14 +64,14 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const key = cursorKey(db)
   const verify = fileIdentity(path)
 
-  // The webhook outbox's statements run inside the batch's transaction (see plants.ts's create).
+  // The webhook outbox's statements run inside the batch's transaction (see plants.ts's changes).
   // Its reads check the file too: an endpoint listed from a file deleted under the app would not be there after a restart.
   const checked = <T>(work: () => T) => (): T => {
     verify()
     return work()
   }
   const webhooks = sqliteWebhooks(db, key, (work, wrote) => run('write', checked(work), wrote), (work) => run('read', checked(work)))
-  const plants = plantStatements(db, webhooks.added)
+  const plants = plantStatements(db, webhooks.changed)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')
   // Once writes have failed, ready means room for them again: pages written and freed,

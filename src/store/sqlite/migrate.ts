@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3'
 import { pendingMigrations } from '../migrations.js'
 
 // Versioned migrations: step N brings user_version from N to N + 1. Append only.
-const MIGRATIONS = [
+export const MIGRATIONS = [
   'CREATE TABLE plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT',
   // Serves a tag-filtered page by key: WHERE tag = ? AND id > ? ORDER BY id.
   'CREATE INDEX plants_tag_id ON plants (tag, id)',
@@ -34,7 +34,25 @@ const MIGRATIONS = [
   // full disk can still take the probe's one-row rewrite where a plant no longer fits.
   'CREATE TABLE plant_store_headroom (room BLOB NOT NULL) STRICT',
   // Secrets the service keeps, made once and read by every process on the file (cursorKey).
-  'CREATE TABLE plant_store_keys (name TEXT PRIMARY KEY, key BLOB NOT NULL) STRICT'
+  'CREATE TABLE plant_store_keys (name TEXT PRIMARY KEY, key BLOB NOT NULL) STRICT',
+  // Typed events through a bounded outbox: a change writes one event, which the sender expands
+  // into deliveries later, a bounded step at a time (fanout: NULL once expanded, else the last
+  // endpoint id expanded so far, '' for none). An endpoint's event types are a mask (NULL:
+  // plant.created in the origin body). Subscriptions keep each endpoint's enabled spells by
+  // generation, so that an event goes to the endpoints enabled when its change was made; the
+  // generation row also holds the mask of every type received now (SUBSCRIBED_MASK). Events and
+  // deliveries already there are plant.created, expanded, in the origin body.
+  `ALTER TABLE webhook_endpoints ADD COLUMN events INTEGER;
+  ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'plant.created';
+  ALTER TABLE webhook_events ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE webhook_events ADD COLUMN fanout TEXT;
+  ALTER TABLE webhook_deliveries ADD COLUMN standard INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX webhook_events_fanout ON webhook_events (id) WHERE fanout IS NOT NULL;
+  CREATE TABLE webhook_subscriptions (endpoint_id TEXT NOT NULL, events INTEGER, since INTEGER NOT NULL, until INTEGER, closed_at INTEGER) STRICT;
+  CREATE INDEX webhook_subscriptions_endpoint ON webhook_subscriptions (endpoint_id, since);
+  CREATE TABLE webhook_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL, mask INTEGER NOT NULL) STRICT;
+  INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, NULL, 0 FROM webhook_endpoints WHERE enabled = 1;
+  INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT count(*) > 0 FROM webhook_endpoints WHERE enabled = 1));`
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { Plant } from '../../../schemas/plant.js'
+import type { WebhookEventType } from '../webhook-types.js'
 import { applyChange, matches, samePlant, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type UpdateResult, type Write, type WriteResult } from '../types.js'
 
 // Rows are read as arrays: no object per row that is dropped as soon as its plant is made.
@@ -7,13 +8,13 @@ type Row = [name: string, tag: string | null]
 type ListRow = [id: bigint, name: string, tag: string | null]
 
 /**
- * The plants table's statements, prepared once. `created` runs inside the batch's
- * transaction for each plant that is new (the webhook outbox).
+ * The plants table's statements, prepared once. `changed` runs inside the batch's transaction
+ * for each change committed with it (the webhook outbox): its type, and the plant after it (its id alone once deleted).
  */
-export function plantStatements (db: Database.Database, created: (plant: PlantRecord) => void) {
+export function plantStatements (db: Database.Database, changed: (type: WebhookEventType, plant: PlantRecord | { id: bigint }) => void) {
   const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
   const rewrite = db.prepare<[string, string | null, bigint]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?')
-  const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
+  const removal = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
   const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?').raw(true)
   // One statement per shape of page, each served by an index from its first key:
   // the primary key (the rowid), or plants_tag_id for a tag.
@@ -28,7 +29,7 @@ export function plantStatements (db: Database.Database, created: (plant: PlantRe
   // The primary key decides: the insert either takes the id or leaves the row that holds it.
   function create (plant: PlantRecord): CreateResult {
     if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-      created(plant)
+      changed('plant.created', plant)
       return { outcome: 'created', plant: toPlant(plant.name, plant.tag) }
     }
     const [name, tag] = select.get(plant.id) as Row
@@ -49,8 +50,15 @@ export function plantStatements (db: Database.Database, created: (plant: PlantRe
     const plant = applyChange(current, write.change)
     if (samePlant(plant, current)) return { outcome: 'unchanged', plant }
     rewrite.run(plant.name, plant.tag ?? null, id)
-    // plant.updated: the outbox records the change here, inside the batch's transaction, as `created` does for a create.
+    changed('plant.updated', { id, ...plant })
     return { outcome: 'updated', plant }
+  }
+
+  function remove (id: bigint, ifMatch: readonly string[] | undefined): boolean {
+    if (ifMatch !== undefined && stored(id, ifMatch) === undefined) return false
+    if (removal.run(id).changes === 0) return false
+    changed('plant.deleted', { id })
+    return true
   }
 
   return {
@@ -58,7 +66,7 @@ export function plantStatements (db: Database.Database, created: (plant: PlantRe
       switch (write.op) {
         case 'create': return create(write.plant)
         case 'update': return update(write.id, write)
-        case 'delete': return (write.ifMatch === undefined || stored(write.id, write.ifMatch) !== undefined) && remove.run(write.id).changes === 1
+        case 'delete': return remove(write.id, write.ifMatch)
       }
     },
 

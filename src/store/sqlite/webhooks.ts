@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3'
-import { stringifyNewPlant } from '../new-plant-json.js'
+import { deletedData, stringifyNewPlant } from '../new-plant-json.js'
 import type { PlantRecord } from '../types.js'
-import { activeSecrets, deliveryListeners, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
-import type { AttemptOutcome, ClaimedDelivery, EndpointPatch, NewEndpoint, WebhookStore } from '../webhook-types.js'
+import { activeSecrets, deliveryBody, deliveryListeners, eventMask, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
+import type { AttemptOutcome, ClaimedDelivery, EndpointPatch, NewEndpoint, WebhookEventType, WebhookStore } from '../webhook-types.js'
+import { sqliteOutbox } from './outbox.js'
 
 /**
  * Runs a write against the database, turning "cannot answer now" errors into StoreUnavailableError.
@@ -14,8 +15,9 @@ export type Run = <T>(work: () => T, wrote?: (result: T) => boolean) => T
 /** Runs a read against the database: it ends no write outage, and one it meets is a read outage. */
 export type Read = <T>(work: () => T) => T
 
-const ENDPOINT = 'SELECT id, url, description, enabled, created_at FROM webhook_endpoints'
-const DELIVERY = `SELECT d.id, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
+const ENDPOINT_COLUMNS = 'id, url, description, events, enabled, created_at'
+const ENDPOINT = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints`
+const DELIVERY = `SELECT d.id, e.type, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
   FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = @endpoint`
 
 /** The statements that must stay served by an index (test/src/store/webhook-plans.test.ts). */
@@ -30,8 +32,8 @@ export const PLANNED = {
     RETURNING id`,
   prune: `DELETE FROM webhook_deliveries WHERE rowid IN
     (SELECT rowid FROM webhook_deliveries WHERE status = 'succeeded' AND created_at < ? LIMIT ?) RETURNING event_id`,
-  // Events that lost their last delivery go with it.
-  orphan: 'DELETE FROM webhook_events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)'
+  // Events that lost their last delivery go with it, once expanded.
+  orphan: 'DELETE FROM webhook_events WHERE id = ? AND fanout IS NULL AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)'
 }
 
 // Prune in chunks, so that a long backlog never holds the write lock (and the event loop) for long.
@@ -39,28 +41,36 @@ const PRUNE_CHUNK = 500
 
 interface Finish { owner: string, id: string, outcome: AttemptOutcome }
 
-interface ClaimRow { id: string, endpoint_id: string, url: string, secret: string, previous_secret: string | null, previous_secret_until: number | null, body: string, attempts: number }
+interface ClaimRow {
+  id: string,
+  endpoint_id: string,
+  url: string,
+  secret: string,
+  previous_secret: string | null,
+  previous_secret_until: number | null,
+  standard: number,
+  type: string,
+  at: number,
+  body: string,
+  attempts: number
+}
 
 /**
- * The webhook half of the SQLite store, and the outbox hook that a create calls inside its
- * batch's transaction. One process owns the file, so the count of enabled endpoints is kept
- * here, and the hot path skips the outbox entirely while there is none.
+ * The webhook half of the SQLite store, and the outbox hook that a change calls inside its
+ * batch's transaction. One process owns the file, so the mask of the event types some enabled
+ * endpoint receives is kept here, and a change of another type skips the outbox entirely.
  */
 export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: Run, read: Read) {
+  const outbox = sqliteOutbox(db)
   const sql = {
-    enabled: db.prepare('SELECT count(*) FROM webhook_endpoints WHERE enabled = 1').pluck(),
-    insertEvent: db.prepare<[bigint, string, number]>('INSERT INTO webhook_events (plant_id, body, created_at) VALUES (?, ?, ?)'),
-    // The id starts with the time in ms (12 hex digits), then 64 random bits: each new key goes
-    // at the end of the primary key's B-tree, not on a random page (half the cost of a create's outbox).
-    insertDeliveries: db.prepare(`INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, next_attempt_at, created_at)
-      SELECT 'msg_' || printf('%012x', @now) || lower(hex(randomblob(8))), @event, id, 'pending', @now, @now FROM webhook_endpoints WHERE enabled = 1`),
-    insertEndpoint: db.prepare(`INSERT INTO webhook_endpoints (id, url, description, enabled, secret, created_at)
-      VALUES (@id, @url, @description, 1, @secret, @now) RETURNING id, url, description, enabled, created_at`),
+    insertEndpoint: db.prepare<Record<string, unknown>, EndpointRow>(`INSERT INTO webhook_endpoints (id, url, description, events, enabled, secret, created_at)
+      VALUES (@id, @url, @description, @events, 1, @secret, @now) RETURNING ${ENDPOINT_COLUMNS}`),
     endpoints: db.prepare<[], EndpointRow>(`${ENDPOINT} ORDER BY created_at, rowid`),
     endpoint: db.prepare<[string], EndpointRow>(`${ENDPOINT} WHERE id = ?`),
     update: db.prepare<Record<string, unknown>, EndpointRow>(`UPDATE webhook_endpoints SET url = coalesce(@url, url),
-      description = coalesce(@description, description), enabled = coalesce(@enabled, enabled)
-      WHERE id = @id RETURNING id, url, description, enabled, created_at`),
+      description = coalesce(@description, description), enabled = coalesce(@enabled, enabled),
+      events = CASE WHEN @setEvents THEN @events ELSE events END
+      WHERE id = @id RETURNING ${ENDPOINT_COLUMNS}`),
     stop: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', last_error = @why, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
       WHERE endpoint_id = @endpoint AND status = 'pending'`),
     disable: db.prepare<[string]>('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
@@ -74,7 +84,8 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     retry: db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @now, lease_owner = NULL, lease_until = NULL
       WHERE id = @id AND endpoint_id = @endpoint`),
     claim: db.prepare<Record<string, unknown>, { id: string }>(PLANNED.claim),
-    claimed: db.prepare<[string], ClaimRow>(`SELECT d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, e.previous_secret_until, v.body, d.attempts
+    claimed: db.prepare<[string], ClaimRow>(`SELECT d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, e.previous_secret_until,
+      d.standard, v.type, v.created_at AS at, v.body, d.attempts
       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN webhook_events v ON v.id = d.event_id WHERE d.id = ?`),
     finish: db.prepare<Record<string, unknown>, { endpoint_id: string }>(`UPDATE webhook_deliveries SET status = @status, attempts = attempts + 1,
       last_status = @lastStatus, last_error = @lastError, next_attempt_at = @next, lease_owner = NULL, lease_until = NULL
@@ -86,13 +97,7 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
   }
 
   const listeners = deliveryListeners()
-  let enabled = sql.enabled.get() as number
   let waking = false
-
-  // After every change to endpoints; they all go through here, on the store's one connection.
-  function recount (): void {
-    enabled = sql.enabled.get() as number
-  }
 
   function stopPending (endpoint: string, why: string): void {
     sql.stop.run({ endpoint, why })
@@ -103,29 +108,61 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     return (...args: A): T => run(() => inTransaction.immediate(...args), wrote)
   }
 
-  const update = transaction((id: string, patch: EndpointPatch) => {
+  // Every change of endpoints goes through here, on the store's one connection: the mask is read again after each.
+  const changing = <A extends unknown[], T>(work: (...args: A) => T) => {
+    const inTransaction = transaction(work)
+    return (...args: A): T => {
+      try {
+        return inTransaction(...args)
+      } finally {
+        outbox.refresh()
+      }
+    }
+  }
+
+  const insert = changing(({ url, description, events, secret }: NewEndpoint) => {
+    const row = sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, events: eventMask(events), secret, now: Date.now() }) as EndpointRow
+    outbox.resubscribe(row.id)
+    return row
+  })
+
+  const update = changing((id: string, patch: EndpointPatch) => {
     const row = sql.update.get({
       id,
       url: patch.url ?? null,
       description: patch.description ?? null,
-      enabled: patch.enabled === undefined ? null : Number(patch.enabled)
+      enabled: patch.enabled === undefined ? null : Number(patch.enabled),
+      setEvents: Number(patch.events !== undefined),
+      events: eventMask(patch.events)
     })
-    if (row !== undefined && patch.enabled === false) stopPending(id, STOPPED.disabled)
+    if (row === undefined) return row
+    if (patch.enabled === false) stopPending(id, STOPPED.disabled)
+    if (patch.enabled !== undefined || patch.events !== undefined) outbox.resubscribe(id)
     return row
   })
 
-  const remove = transaction((id: string) => {
+  const remove = changing((id: string) => {
     if (sql.deleteEndpoint.run(id).changes === 0) return false
     for (const event of new Set(sql.deleteDeliveries.all(id))) sql.orphan.run(event, event)
+    outbox.resubscribe(id, true)
     return true
   })
+
+  const expand = transaction((limit: number) => outbox.expand(limit), (expansion) => expansion.deliveries > 0)
 
   const claim = transaction((owner: string, limit: number, leaseMs: number, exclude: readonly string[]): ClaimedDelivery[] => {
     const now = Date.now()
     const leased = sql.claim.all({ owner, limit, now, until: now + leaseMs, exclude: JSON.stringify(exclude) })
     return leased.map(({ id }) => {
       const row = sql.claimed.get(id) as ClaimRow
-      return { id, endpointId: row.endpoint_id, url: row.url, secrets: activeSecrets(row.secret, row.previous_secret, (row.previous_secret_until ?? 0) > now), body: row.body, attempts: row.attempts }
+      return {
+        id,
+        endpointId: row.endpoint_id,
+        url: row.url,
+        secrets: activeSecrets(row.secret, row.previous_secret, (row.previous_secret_until ?? 0) > now),
+        body: deliveryBody(row.standard, row.type, row.at, row.body),
+        attempts: row.attempts
+      }
     })
   }, (claimed) => claimed.length > 0)
 
@@ -136,6 +173,7 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
       if (row !== undefined && outcome.result === 'gone') {
         sql.disable.run(row.endpoint_id)
         stopPending(row.endpoint_id, STOPPED.gone)
+        outbox.resubscribe(row.endpoint_id)
       }
     }
   })
@@ -165,16 +203,15 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
   const pruneChunk = transaction((before: number): number => {
     const events = sql.prune.all(before, PRUNE_CHUNK)
     for (const event of new Set(events)) sql.orphan.run(event, event)
+    if (events.length < PRUNE_CHUNK) outbox.prune()
     return events.length
   })
 
   const store: WebhookStore = {
     cursorKey,
 
-    async createEndpoint ({ url, description, secret }: NewEndpoint) {
-      const row = run(() => sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, secret, now: Date.now() })) as EndpointRow
-      recount()
-      return toEndpoint(row)
+    async createEndpoint (endpoint: NewEndpoint) {
+      return toEndpoint(insert(endpoint))
     },
 
     async listEndpoints () {
@@ -188,14 +225,11 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
 
     async updateEndpoint (id, patch) {
       const row = update(id, patch)
-      recount()
       return row === undefined ? undefined : toEndpoint(row)
     },
 
     async deleteEndpoint (id) {
-      const deleted = remove(id)
-      recount()
-      return deleted
+      return remove(id)
     },
 
     async rotateSecret (id, secret, overlapUntil) {
@@ -221,13 +255,15 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
       return retried
     },
 
+    expand: async (limit) => expand(limit),
+
     async claim (owner, limit, leaseMs, options) {
       return claim(owner, limit, leaseMs, options?.exclude ?? [])
     },
 
     async finish (owner, id, outcome) {
       await finish(owner, id, outcome)
-      if (outcome.result === 'gone') recount()
+      if (outcome.result === 'gone') outbox.refresh()
     },
 
     async release (owner) {
@@ -253,16 +289,16 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     store,
 
     /**
-     * Called by a create, inside its batch's transaction, when the plant is new: writes its
-     * event and a delivery per enabled endpoint, then wakes the listeners once the batch is
-     * through (better-sqlite3 commits synchronously, before the next tick; a batch that
-     * rolled back wakes them for nothing, which costs one empty claim).
+     * Called by a change, inside its batch's transaction: writes its one event (the plant after
+     * it as NewPlant JSON, or `{"id":…}` once deleted) when some enabled endpoint receives its
+     * type, then wakes the listeners once the batch is through (better-sqlite3 commits
+     * synchronously, before the next tick; a batch that rolled back wakes them for nothing,
+     * which costs one empty expansion).
      */
-    added (plant: PlantRecord): void {
-      if (enabled === 0) return
-      const now = Date.now()
-      const event = sql.insertEvent.run(plant.id, stringifyNewPlant(plant), now).lastInsertRowid
-      sql.insertDeliveries.run({ event, now })
+    changed (type: WebhookEventType, plant: PlantRecord | { id: bigint }): void {
+      // The JSON is made only when an event is written: no endpoint, no cost.
+      if (!outbox.receives(type)) return
+      outbox.write(type, plant.id, 'name' in plant ? stringifyNewPlant(plant) : deletedData(plant.id), Date.now())
       if (waking) return
       waking = true
       process.nextTick(() => {

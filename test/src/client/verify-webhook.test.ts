@@ -55,3 +55,28 @@ t.test('anything not to trust is a WebhookVerificationError', async (t) => {
   }
   for (const [what, verify, message] of cases) t.throws(verify, WebhookVerificationError, what) && t.throws(verify, { message }, what)
 })
+
+t.test('with events: the typed event, ids exact; a body that is not one is a WebhookVerificationError', async (t) => {
+  const at = '2026-01-01T12:00:00.000Z'
+  for (const [text, event] of [
+    [`{"type":"plant.created","timestamp":"${at}","data":{"id":9007199254740993,"name":"Odd","tag":"prime"}}`, { type: 'plant.created', timestamp: at, data: { id: 9007199254740993n, name: 'Odd', tag: 'prime' } }],
+    [`{"type":"plant.updated","timestamp":"${at}","data":{"id":-9223372036854775808,"name":"Min"}}`, { type: 'plant.updated', timestamp: at, data: { id: -(2n ** 63n), name: 'Min' } }],
+    [`{"type":"plant.deleted","timestamp":"${at}","data":{"id":9223372036854775807}}`, { type: 'plant.deleted', timestamp: at, data: { id: 2n ** 63n - 1n } }]
+  ] as const) {
+    t.strictSame(verifyWebhook(SECRET, signed(text), text, { events: true }), event, text)
+  }
+  for (const text of [
+    '{"id":1,"name":"Fern"}',
+    `{"type":"plant.moved","timestamp":"${at}","data":{"id":1,"name":"Fern"}}`,
+    '{"type":"plant.created","data":{"id":1,"name":"Fern"}}',
+    `{"type":"plant.created","timestamp":"${at}","data":{"id":1}}`,
+    `{"type":"plant.deleted","timestamp":"${at}","data":{"id":"1"}}`,
+    `{"type":"plant.deleted","timestamp":"${at}"}`,
+    'null'
+  ]) {
+    t.throws(() => verifyWebhook(SECRET, signed(text), text, { events: true }), { name: 'WebhookVerificationError', message: /not a plant event/ }, text)
+  }
+  const event = `{"type":"plant.created","timestamp":"${at}","data":{"id":1,"name":"Fern"}}`
+  t.throws(() => verifyWebhook(SECRET, signed(event), event), /not a NewPlant/, 'an event is not the origin body')
+  t.throws(() => verifyWebhook(OTHER, signed(event), event, { events: true }), /No matching signature/, 'checked before it is read')
+})

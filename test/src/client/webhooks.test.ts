@@ -56,6 +56,8 @@ t.test('the /webhooks operations', async (t) => {
   t.notOk('secret' in listed[0], 'never the secret again')
 
   for (const id of IDS) await addPlant(id)
+  // The sender expands each create's event into its delivery a moment after the commit.
+  while ((await client.webhooks.deliveriesPage(endpoint.id, { limit: 100 })).items.length < IDS.length) await new Promise((resolve) => setTimeout(resolve, 20))
   const all: WebhookDelivery[] = []
   for await (const delivery of client.webhooks.deliveries(endpoint.id, { limit: 2 })) all.push(delivery)
   t.strictSame(all.map((d) => d.plantId), [...IDS].reverse(), 'one delivery a plant, newest first, plant ids exact bigints')

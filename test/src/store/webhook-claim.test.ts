@@ -1,6 +1,6 @@
 import t from 'tap'
 import { openStore } from '../../../src/store/index.js'
-import { forEachStore } from '../../helpers/stores.js'
+import { expandAll, forEachStore } from '../../helpers/stores.js'
 
 forEachStore(t, (t, _build, databaseUrl) => {
   t.test('a claim leaves out the endpoints it is asked to', async (t) => {
@@ -11,6 +11,7 @@ forEachStore(t, (t, _build, databaseUrl) => {
       await store.webhooks.createEndpoint({ url: 'https://b.example/', secret: 'whsec_BBBB' })
     ]
     for (let i = 1; i <= 3; i++) await store.create({ id: BigInt(i), name: `p${i}` })
+    await expandAll(store)
     const onlyB = await store.webhooks.claim('one', 10, 60_000, { exclude: [a.id] })
     t.same(onlyB.map((d) => d.endpointId), [b.id, b.id, b.id])
     t.same(await store.webhooks.claim('one', 10, 60_000, { exclude: [a.id, b.id] }), [], 'both left out')

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { STOPPED } from '../../../src/store/webhook-common.js'
 import type { Delivery } from '../../../src/store/webhook-types.js'
-import { forEachStore, openTestStore, rawSql } from '../../helpers/stores.js'
+import { expandingStore, forEachStore, openTestStore, rawSql } from '../../helpers/stores.js'
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -9,7 +9,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 forEachStore(t, (t, _build, databaseUrl) => {
   async function open (t: Parameters<typeof databaseUrl>[0]) {
     const url = await databaseUrl(t)
-    const store = await openTestStore(t, url)
+    const store = expandingStore(await openTestStore(t, url))
     const a = await store.webhooks.createEndpoint({ url: 'https://a.example/hook', secret: SECRET })
     return { store, webhooks: store.webhooks, a, sql: await rawSql(t, url) }
   }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { STOPPED } from '../../../src/store/webhook-common.js'
 import type { Delivery } from '../../../src/store/webhook-types.js'
-import { forEachStore, openTestStore, rawSql } from '../../helpers/stores.js'
+import { expandingStore, forEachStore, openTestStore, rawSql } from '../../helpers/stores.js'
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 const NEXT_SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
@@ -9,7 +9,7 @@ const NEXT_SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD'
 forEachStore(t, (t, _build, databaseUrl) => {
   async function open (t: Parameters<typeof databaseUrl>[0]) {
     const url = await databaseUrl(t)
-    const store = await openTestStore(t, url)
+    const store = expandingStore(await openTestStore(t, url))
     return { store, webhooks: store.webhooks, sql: await rawSql(t, url) }
   }
 
@@ -96,7 +96,7 @@ forEachStore(t, (t, _build, databaseUrl) => {
     }
     t.same(pages.map((page) => page.length), [2, 2, 2, 1])
     t.same(pages.flat(), all, 'the pages together are the whole list, once each')
-    t.same(Object.keys(all[0]).sort(), ['attempts', 'createdAt', 'id', 'nextAttemptAt', 'plantId', 'status'], 'no lastStatus or lastError before an attempt')
+    t.same(Object.keys(all[0]).sort(), ['attempts', 'createdAt', 'id', 'nextAttemptAt', 'plantId', 'status', 'type'], 'no lastStatus or lastError before an attempt')
   })
 
   t.test('rotate: the new secret signs first, the previous one beside it until the overlap ends', async (t) => {

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import type { PlantStore } from '../../../src/store/types.js'
 import { STOPPED } from '../../../src/store/webhook-common.js'
 import type { AttemptOutcome, ClaimedDelivery } from '../../../src/store/webhook-types.js'
+import { expandAll } from '../../helpers/stores.js'
 import { connect, freshPostgresUrl, PG_SKIP } from '../../helpers/postgres.js'
 import { startProxy } from '../../helpers/proxy.js'
 
@@ -34,6 +35,7 @@ async function rows (t: Test, url: string): Promise<string[]> {
 
 /** The deliveries claimed by `owner`, by endpoint URL and plant id: `https://a.example/ 1`. */
 async function claimAll (store: PlantStore, owner: string): Promise<Map<string, ClaimedDelivery>> {
+  await expandAll(store)
   const claimed = await store.webhooks.claim(owner, 1000, 60_000)
   return new Map(claimed.map((d) => [`${d.url} ${JSON.parse(d.body).id as number}`, d]))
 }
@@ -97,6 +99,7 @@ t.test('a statement holds 500 outcomes at most', { skip }, async (t) => {
   const store = await open(t, proxy.url)
   await store.webhooks.createEndpoint({ url: 'https://a.example/', secret: SECRET })
   await Promise.all(Array.from({ length: 501 }, (_, i) => store.create({ id: BigInt(i), name: 'p' })))
+  await expandAll(store)
   const claimed = await store.webhooks.claim('s', 1000, 60_000)
   t.equal(claimed.length, 501)
   proxy.statements = 0
@@ -111,6 +114,7 @@ t.test('an error of the statement reaches each of its callers, and changes none 
   const store = await open(t, url)
   await store.webhooks.createEndpoint({ url: 'https://a.example/', secret: SECRET })
   for (const id of [1n, 2n]) await store.create({ id, name: 'p' })
+  await expandAll(store)
   const [x, y] = await store.webhooks.claim('s', 10, 60_000)
   // PostgreSQL text cannot hold U+0000 (an attempt's errors never do): the statement is refused.
   const results = await Promise.allSettled([
@@ -134,6 +138,7 @@ t.test('a batch and a disable of its deliveries\' endpoint take turns, never a d
   const admin = await connect(t, url)
   const endpoint = await store.webhooks.createEndpoint({ url: 'https://a.example/', secret: SECRET })
   for (const id of [1n, 2n]) await store.create({ id, name: 'p' })
+  await expandAll(store)
   const ids = (await store.webhooks.claim('s', 10, 60_000)).map((d) => d.id).sort()
   // A disable under way, as updateEndpoint runs it: the endpoint locked, then its deliveries,
   // the second one first.
@@ -159,6 +164,7 @@ t.test('the outcomes that come while a statement is being written go together in
   const store = await open(t, proxy.url)
   await store.webhooks.createEndpoint({ url: 'https://a.example/', secret: SECRET })
   for (let id = 1n; id <= 6n; id++) await store.create({ id, name: `p${id}` })
+  await expandAll(store)
   const claimed = await store.webhooks.claim('s', 10, 60_000)
   t.equal(claimed.length, 6)
   const finish = (i: number) => store.webhooks.finish('s', claimed[i].id, { result: 'succeeded', status: 200 })

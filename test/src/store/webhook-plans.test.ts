@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { openSqliteStore } from '../../../src/store/sqlite/index.js'
+import { EXPANSION } from '../../../src/store/sqlite/outbox.js'
 import { PLANNED } from '../../../src/store/sqlite/webhooks.js'
 import { connect, freshPostgresUrl, PG_SKIP } from '../../helpers/postgres.js'
 
@@ -39,6 +40,12 @@ t.test('SQLite serves the outbox from its indexes', async (t) => {
     'SCALAR SUBQUERY 1',
     'SEARCH webhook_deliveries USING COVERING INDEX webhook_deliveries_event (event_id=?)'
   ], 'events left without deliveries')
+  // The expansion: the events still to expand from their partial index, an event's endpoints in id order from where it stopped.
+  const unexpanded = plan(EXPANSION.unexpanded, [100])
+  t.ok(unexpanded.some((line) => line.includes('USING INDEX webhook_events_fanout')), `unexpanded: ${unexpanded}`)
+  const fanout = plan(EXPANSION.fanout, { now: 1, event: 1, stopped: 'x', createdAt: 1, after: '', generation: 1, bit: 1, limit: 500 })
+  t.ok(fanout.some((line) => line.includes('USING INDEX webhook_subscriptions_endpoint (endpoint_id>?)')), `fanout: ${fanout}`)
+  t.notOk([...unexpanded, ...fanout].some((line) => /TEMP B-TREE/.test(line)), 'no sort')
 })
 
 t.test('PostgreSQL serves the outbox from its indexes', { skip: PG_SKIP && `PostgreSQL: ${PG_SKIP}` }, async (t) => {

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { openStore, type PlantStore } from '../../../src/store/index.js'
 import type { WebhookStore } from '../../../src/store/webhook-types.js'
-import { WebhookSender, type SenderLogger, type SenderOptions } from '../../../src/webhooks/sender.js'
+import { EXPAND_STEP, WebhookSender, type SenderLogger, type SenderOptions } from '../../../src/webhooks/sender.js'
 import { makeSecret } from '../../../src/webhooks/signing.js'
 import { startReceiver } from '../../helpers/receiver.js'
 import { forEachStore } from '../../helpers/stores.js'
@@ -387,7 +387,30 @@ t.test('a fault that is not an outage is logged each time', async (t) => {
   await waitUntil('failures are logged', () => lines.filter((line) => line.level === 'error').length >= 4)
   await running.stop()
   const messages = new Set(lines.filter((line) => line.level === 'error').map((line) => line.message))
-  t.same([...messages].sort(), ['webhook sender failed claiming deliveries', 'webhook sender failed pruning deliveries', 'webhook sender failed releasing its leases'])
+  t.same([...messages].sort(), ['webhook sender failed claiming deliveries', 'webhook sender failed expanding events', 'webhook sender failed pruning deliveries', 'webhook sender failed releasing its leases'])
+})
+
+t.test('the sender expands a backlog of events in bounded steps, each delivery once, and delivers them', async (t) => {
+  const store = await openAt(t, 'sqlite::memory:')
+  const receiver = await startReceiver(t)
+  for (let i = 0; i < 3; i++) await store.webhooks.createEndpoint({ url: `${receiver.origin}/r${i}`, secret: makeSecret(), events: ['plant.created'] })
+  // 250 events of 3 deliveries each: more than a step adds (EXPAND_STEP), and more events than a step looks at.
+  await Promise.all(Array.from({ length: 250 }, (_, i) => store.create({ id: BigInt(i), name: `p${i}` })))
+  const steps: number[] = []
+  const counted: WebhookStore = Object.assign(Object.create(store.webhooks) as WebhookStore, {
+    expand: async (limit: number) => {
+      const step = await store.webhooks.expand(limit)
+      steps.push(step.deliveries)
+      return step
+    }
+  })
+  const running = new WebhookSender({ ...BASE, store: counted, log: logger().log, pollInterval: 60_000 })
+  t.teardown(() => running.stop())
+  running.start()
+  await receiver.waitFor(750, 30_000)
+  t.ok(steps.every((n) => n <= EXPAND_STEP), `steps of ${steps.join(', ')}`)
+  t.equal(steps.reduce((a, b) => a + b, 0), 750)
+  t.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 750, 'each delivery once')
 })
 
 t.test('a sender that never started stops at once; start and stop are idempotent', async (t) => {
