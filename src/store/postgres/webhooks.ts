@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { StoreLogger } from '../outage.js'
 import { deliveryListeners, newEndpointId, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
-import type { WebhookStore } from '../webhook-types.js'
+import { EndpointLimitError, type WebhookStore } from '../webhook-types.js'
 import { finishQueries } from './finish.js'
 import { CHANNEL, listen } from './listen.js'
 import { lockEndpoint, ORPHANS, outboxQueries, stopPending, type Transaction } from './outbox.js'
@@ -15,6 +15,17 @@ export const PAGES = {
   first: `${DELIVERIES} ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
   next: `${DELIVERIES} AND (d.created_at, d.id) < ($3, $4) ORDER BY d.created_at DESC, d.id DESC LIMIT $2`
 }
+const ENDPOINTS = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints`
+/** The endpoints, oldest first, by key (webhook_endpoints_created). */
+const ENDPOINT_PAGES = {
+  all: `${ENDPOINTS} ORDER BY created_at, id`,
+  first: `${ENDPOINTS} ORDER BY created_at, id LIMIT $1`,
+  next: `${ENDPOINTS} WHERE (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $1`
+}
+// Creations take turns on this lock, so that each counts the endpoints the one before it committed.
+const CREATE_LOCK = "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-endpoints'))"
+const CREATE = `INSERT INTO webhook_endpoints (id, url, description, enabled, secret)
+  SELECT $1, $2, $3, true, $4 WHERE $5::integer IS NULL OR (SELECT count(*) FROM webhook_endpoints) < $5::integer RETURNING ${ENDPOINT_COLUMNS}`
 
 export interface PostgresWebhooksOptions {
   url: string
@@ -41,14 +52,24 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
   const store: WebhookStore = {
     cursorKey,
 
-    async createEndpoint ({ url, description, secret }) {
-      const { rows } = await query<EndpointRow>('plant-store-webhooks-create', `INSERT INTO webhook_endpoints (id, url, description, enabled, secret)
-        VALUES ($1, $2, $3, true, $4) RETURNING ${ENDPOINT_COLUMNS}`, [newEndpointId(), url, description ?? null, secret])
+    async createEndpoint ({ url, description, secret }, limit) {
+      const values = [newEndpointId(), url, description ?? null, secret, limit ?? null]
+      const { rows } = limit === undefined
+        ? await query<EndpointRow>('plant-store-webhooks-create', CREATE, values)
+        : await transaction(async (client) => {
+          await client.query(CREATE_LOCK)
+          return await client.query<EndpointRow>(CREATE, values)
+        })
+      if (rows.length === 0) throw new EndpointLimitError(limit as number)
       return toEndpoint(rows[0])
     },
 
-    async listEndpoints () {
-      const { rows } = await read<EndpointRow>('plant-store-webhooks-list', `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)
+    async listEndpoints (page) {
+      const { rows } = page === undefined
+        ? await read<EndpointRow>('plant-store-webhooks-list', ENDPOINT_PAGES.all)
+        : page.after === undefined
+          ? await read<EndpointRow>('plant-store-webhooks-first', ENDPOINT_PAGES.first, [page.limit])
+          : await read<EndpointRow>('plant-store-webhooks-next', ENDPOINT_PAGES.next, [page.limit, page.after.createdAt, page.after.id])
       return rows.map(toEndpoint)
     },
 

@@ -34,7 +34,9 @@ const MIGRATIONS = [
   // full disk can still take the probe's one-row rewrite where a plant no longer fits.
   'CREATE TABLE plant_store_headroom (room BLOB NOT NULL) STRICT',
   // Secrets the service keeps, made once and read by every process on the file (cursorKey).
-  'CREATE TABLE plant_store_keys (name TEXT PRIMARY KEY, key BLOB NOT NULL) STRICT'
+  'CREATE TABLE plant_store_keys (name TEXT PRIMARY KEY, key BLOB NOT NULL) STRICT',
+  // The endpoints page by key, oldest first.
+  'CREATE INDEX webhook_endpoints_created ON webhook_endpoints (created_at, id)'
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import { stringifyNewPlant } from '../../json/new-plant.js'
 import type { PlantRecord } from '../types.js'
 import { activeSecrets, deliveryListeners, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
-import type { AttemptOutcome, ClaimedDelivery, EndpointPatch, NewEndpoint, WebhookStore } from '../webhook-types.js'
+import { EndpointLimitError, type AttemptOutcome, type ClaimedDelivery, type EndpointPage, type EndpointPatch, type NewEndpoint, type WebhookStore } from '../webhook-types.js'
 
 /**
  * Runs a write against the database, turning "cannot answer now" errors into StoreUnavailableError.
@@ -54,9 +54,13 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     // at the end of the primary key's B-tree, not on a random page (half the cost of a create's outbox).
     insertDeliveries: db.prepare(`INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, next_attempt_at, created_at)
       SELECT 'msg_' || printf('%012x', @now) || lower(hex(randomblob(8))), @event, id, 'pending', @now, @now FROM webhook_endpoints WHERE enabled = 1`),
+    // The count and the insert in one statement: SQLite runs one writer at a time.
     insertEndpoint: db.prepare(`INSERT INTO webhook_endpoints (id, url, description, enabled, secret, created_at)
-      VALUES (@id, @url, @description, 1, @secret, @now) RETURNING id, url, description, enabled, created_at`),
-    endpoints: db.prepare<[], EndpointRow>(`${ENDPOINT} ORDER BY created_at, rowid`),
+      SELECT @id, @url, @description, 1, @secret, @now WHERE @limit IS NULL OR (SELECT count(*) FROM webhook_endpoints) < @limit
+      RETURNING id, url, description, enabled, created_at`),
+    endpoints: db.prepare<[], EndpointRow>(`${ENDPOINT} ORDER BY created_at, id`),
+    firstEndpoints: db.prepare<[number], EndpointRow>(`${ENDPOINT} ORDER BY created_at, id LIMIT ?`),
+    nextEndpoints: db.prepare<[number, string, number], EndpointRow>(`${ENDPOINT} WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`),
     endpoint: db.prepare<[string], EndpointRow>(`${ENDPOINT} WHERE id = ?`),
     update: db.prepare<Record<string, unknown>, EndpointRow>(`UPDATE webhook_endpoints SET url = coalesce(@url, url),
       description = coalesce(@description, description), enabled = coalesce(@enabled, enabled)
@@ -171,14 +175,20 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
   const store: WebhookStore = {
     cursorKey,
 
-    async createEndpoint ({ url, description, secret }: NewEndpoint) {
-      const row = run(() => sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, secret, now: Date.now() })) as EndpointRow
+    async createEndpoint ({ url, description, secret }: NewEndpoint, limit?: number) {
+      const row = run(() => sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, secret, now: Date.now(), limit: limit ?? null })) as EndpointRow | undefined
+      if (row === undefined) throw new EndpointLimitError(limit as number)
       recount()
       return toEndpoint(row)
     },
 
-    async listEndpoints () {
-      return read(() => sql.endpoints.all()).map(toEndpoint)
+    async listEndpoints (page?: EndpointPage) {
+      const rows = read(() => page === undefined
+        ? sql.endpoints.all()
+        : page.after === undefined
+          ? sql.firstEndpoints.all(page.limit)
+          : sql.nextEndpoints.all(page.after.createdAt.getTime(), page.after.id, page.limit))
+      return rows.map(toEndpoint)
     },
 
     async getEndpoint (id) {
