@@ -10,7 +10,7 @@ const COLUMNS = {
   webhook_deliveries: ['id', 'event_id', 'endpoint_id', 'status', 'attempts', 'last_status', 'last_error',
     'next_attempt_at', 'lease_owner', 'lease_until', 'created_at']
 }
-const INDEXES = ['webhook_deliveries_due', 'webhook_deliveries_endpoint', 'webhook_deliveries_event', 'webhook_deliveries_succeeded']
+const INDEXES = ['webhook_deliveries_due', 'webhook_deliveries_endpoint', 'webhook_deliveries_event', 'webhook_deliveries_succeeded', 'webhook_endpoints_created']
 
 t.test('SQLite: the webhook tables and their indexes', async (t) => {
   const path = `${t.testdir()}/schema.db`
