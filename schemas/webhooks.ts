@@ -136,6 +136,13 @@ export type PlantDeletedEvent = Static<typeof PlantDeletedEvent>
 /** What an endpoint with `events` receives. */
 export type PlantEvent = PlantChangedEvent | PlantDeletedEvent
 
+export const WebhookListQuery = Type.Object({
+  limit: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most endpoints on the page' }),
+  cursor: Type.Optional(Cursor)
+}, { additionalProperties: false })
+
+export type WebhookListQuery = Static<typeof WebhookListQuery>
+
 const header = (name: string, description: string, example: string, bounds: { maxLength: number, pattern?: string }) =>
   ({ name, in: 'header' as const, required: true, description, schema: { type: 'string' as const, ...bounds }, example })
 

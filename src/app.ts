@@ -24,7 +24,7 @@ import { openStore, type PlantStore, type StoreConfig } from './store/index.js'
 export type AppConfig = StoreConfig & ServerConfig &
   Pick<Config, 'tokens' | 'corsOrigins' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow' | 'maxConnections' | 'maxConnectionsPerAddress'> &
   Pick<Config, 'metrics' | 'redisUrl' | 'redisKeyPrefix' | 'tracing'> &
-  Pick<Config, 'webhookAllowPrivate' | 'webhookRetrySchedule' | 'webhookTimeout' | 'webhookRetention'>
+  Pick<Config, 'webhookAllowPrivate' | 'webhookRetrySchedule' | 'webhookTimeout' | 'webhookRetention' | 'webhookEndpointLimit'>
 
 export interface AppOptions {
   /** Where the JSON log lines go (a test captures them); standard output when absent. */
@@ -84,7 +84,7 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
     await scope.register(auth, { tokens: config.tokens })
     await scope.register(rateLimit, { max: config.rateLimitMax, timeWindow: config.rateLimitWindow, onRefuse: seen.refused('rate_limit'), shared: seen.limits?.counts('rate-limit:') })
     await scope.register(plants, { store })
-    await scope.register(webhooks, { store: store.webhooks, allowPrivate: config.webhookAllowPrivate })
+    await scope.register(webhooks, { store: store.webhooks, allowPrivate: config.webhookAllowPrivate, endpointLimit: config.webhookEndpointLimit })
     await scope.register(metricsRoute, { metrics: seen.metrics })
   })
 

@@ -1,11 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { CreatedWebhookEndpoint, MAX_PAGE, NewWebhookEndpoint, ref, WebhookEndpoint, WebhookEndpointPatch, WebhookParams, WebhookSecret } from '../../schemas/index.js'
+import { Type } from '@sinclair/typebox'
+import { CreatedWebhookEndpoint, LinkHeader, MAX_PAGE, NewWebhookEndpoint, ref, WebhookEndpoint, WebhookEndpointPatch, WebhookListQuery, WebhookParams, WebhookSecret } from '../../schemas/index.js'
 import { HttpError } from '../../src/http/errors.js'
-import type { WebhookStore } from '../../src/store/webhook-types.js'
+import { EndpointLimitError, type WebhookStore } from '../../src/store/webhook-types.js'
 import { makeSecret } from '../../src/webhooks/signing.js'
 import { checkEndpointUrl } from '../../src/webhooks/url.js'
 import { jsonApiScope } from '../json-api.js'
-import { validKey } from '../plants/cursor.js'
+import { timeCursors, validKey } from '../plants/cursor.js'
+import { refuseRepeated } from '../plants/list.js'
 import { error, unavailable } from '../plants/responses.js'
 import { deliveryRoutes } from './deliveries.js'
 import { config, notFound, storableId, tags } from './responses.js'
@@ -15,20 +17,23 @@ export interface WebhooksOptions {
   store: WebhookStore
   /** Whether an endpoint URL may name a loopback or private address (WEBHOOK_ALLOW_PRIVATE). */
   allowPrivate?: boolean
+  /** The most endpoints the store keeps (WEBHOOK_ENDPOINT_LIMIT): registering one more is a 409. 100 when absent. */
+  endpointLimit?: number
 }
 
 // How long a rotated-out secret keeps signing beside the new one.
 const OVERLAP_MS = 24 * 60 * 60 * 1000
 
 function checkOptions (options: Partial<WebhooksOptions>): Required<WebhooksOptions> {
-  const { store, allowPrivate = false } = options
+  const { store, allowPrivate = false, endpointLimit = 100 } = options
   const methods = ['createEndpoint', 'listEndpoints', 'getEndpoint', 'updateEndpoint', 'deleteEndpoint', 'rotateSecret', 'listDeliveries', 'retryDelivery'] as const
   if (store === null || typeof store !== 'object' || !methods.every((m) => typeof store[m] === 'function')) {
     throw new TypeError('webhooks: options.store must be a WebhookStore')
   }
   if (!validKey(store.cursorKey)) throw new TypeError('webhooks: options.store.cursorKey must be a Buffer of 16 bytes or more, the same for every instance')
   if (typeof allowPrivate !== 'boolean') throw new TypeError('webhooks: options.allowPrivate must be a boolean')
-  return { store, allowPrivate }
+  if (!(Number.isSafeInteger(endpointLimit) && endpointLimit > 0)) throw new TypeError('webhooks: options.endpointLimit must be a positive integer')
+  return { store, allowPrivate, endpointLimit }
 }
 
 /**
@@ -37,8 +42,9 @@ function checkOptions (options: Partial<WebhooksOptions>): Required<WebhooksOpti
  * It never connects to an endpoint's URL; the sender (src/webhooks/) does, at each attempt.
  */
 const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) => {
-  const { store, allowPrivate } = checkOptions(options)
+  const { store, allowPrivate, endpointLimit } = checkOptions(options)
   const fastify = jsonApiScope(instance)
+  const pages = timeCursors(store.cursorKey, 3)
 
   function checkUrl (url: string | undefined): void {
     const wrong = url === undefined ? undefined : checkEndpointUrl(url, allowPrivate)
@@ -67,6 +73,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
       response: {
         201: { ...ref(CreatedWebhookEndpoint), description: 'The endpoint, enabled, with its signing secret' },
         400: badBody,
+        409: error('The service keeps as many endpoints as it allows (WEBHOOK_ENDPOINT_LIMIT): delete one first'),
         413: error('The body is larger than the service accepts'),
         415: badMediaType,
         503: unavailable
@@ -76,22 +83,46 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
     const { url, description, events } = request.body
     checkUrl(url)
     const secret = makeSecret()
-    const created = await store.createEndpoint({ url, description, events, secret })
-    return reply.code(201).send({ ...created, secret })
+    try {
+      const created = await store.createEndpoint({ url, description, events, secret }, endpointLimit)
+      return reply.code(201).send({ ...created, secret })
+    } catch (error) {
+      if (!(error instanceof EndpointLimitError)) throw error
+      throw new HttpError(409, `The service keeps ${endpointLimit} webhook endpoints at most, and has that many: delete one it no longer needs, then register this one.`)
+    }
   })
 
   fastify.get('/webhooks', {
     config,
+    preValidation: refuseRepeated,
     schema: {
       summary: 'List the endpoints',
+      description: 'Oldest first, a page at a time. While more follow, the `Link` header gives the next page (`rel="next"`); the last page has none.',
       operationId: 'listWebhooks',
       tags,
+      querystring: WebhookListQuery,
       response: {
-        200: { type: 'array', items: ref(WebhookEndpoint), maxItems: MAX_PAGE, description: 'Every endpoint, oldest first; never a secret' },
+        200: Type.Array(ref(WebhookEndpoint), {
+          maxItems: MAX_PAGE,
+          description: 'A page of endpoints; never a secret; `[]` when there are none',
+          headers: { Link: { ...LinkHeader, description: 'Present while more endpoints follow: `<…>; rel="next"`, a reference to the next page relative to this one' } }
+        }),
+        400: error('A query parameter is out of range, not a plain decimal, repeated or unknown, or the cursor was altered'),
         503: unavailable
       }
     }
-  }, async () => await store.listEndpoints())
+  }, async (request, reply) => {
+    const { limit, cursor } = request.query
+    const after = cursor === undefined ? undefined : pages.read('webhooks', cursor)
+    // One more than the page: whether a next page exists is known without a count.
+    const page = await store.listEndpoints({ limit: limit + 1, after })
+    if (page.length > limit) {
+      page.length = limit
+      // The route's own path, prefix included: the reference resolves against the request URL.
+      reply.header('link', `<${request.routeOptions.url}?limit=${limit}&cursor=${pages.write('webhooks', page[limit - 1])}>; rel="next"`)
+    }
+    return page
+  })
 
   fastify.get('/webhooks/:id', {
     config,

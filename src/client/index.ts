@@ -16,7 +16,7 @@ export type { Page } from './pages.js'
 export type { ChangeOptions, ListQuery, NewPlantInput, PageQuery, PlantsApi, TaggedPlant } from './plants.js'
 export type { CallOptions } from './request.js'
 export type { RetryOptions } from './retry.js'
-export type { DeliveryPageQuery, DeliveryQuery, WebhooksApi } from './webhooks.js'
+export type { DeliveryPageQuery, DeliveryQuery, EndpointPageQuery, EndpointQuery, WebhooksApi } from './webhooks.js'
 
 export interface ClientOptions {
   /**

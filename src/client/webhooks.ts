@@ -13,11 +13,23 @@ export interface DeliveryPageQuery extends DeliveryQuery {
   cursor?: string
 }
 
+export interface EndpointQuery {
+  /** Endpoints per page, 1 to 100. */
+  limit?: number
+}
+
+export interface EndpointPageQuery extends EndpointQuery {
+  /** Where the page starts: a `nextCursor` of the previous page. */
+  cursor?: string
+}
+
 /** The subscriptions to the plant-added event (`/webhooks`). Endpoint and delivery ids are opaque strings. */
 export interface WebhooksApi {
   /** Registers an endpoint; the answer is the only time its secret is shown. Not retried but on 429: a retry would register another. */
   create (endpoint: NewWebhookEndpoint, options?: CallOptions): Promise<WebhookEndpoint & WebhookSecret>
-  list (options?: CallOptions): Promise<WebhookEndpoint[]>
+  /** Every endpoint, oldest first, page after page. */
+  list (query?: EndpointQuery, options?: CallOptions): AsyncGenerator<WebhookEndpoint, void, undefined>
+  listPage (query?: EndpointPageQuery, options?: CallOptions): Promise<Page<WebhookEndpoint>>
   get (id: string, options?: CallOptions): Promise<WebhookEndpoint>
   update (id: string, patch: WebhookEndpointPatch, options?: CallOptions): Promise<WebhookEndpoint>
   /** Deletes the endpoint and cancels its pending deliveries. */
@@ -37,12 +49,13 @@ function delivery (raw: Raw): WebhookDelivery {
 
 export function webhooksApi (send: Send, base: URL): WebhooksApi {
   const at = (...path: string[]): URL => new URL(['webhooks', ...path.map(encodeURIComponent)].join('/'), base)
-  const deliveriesUrl = (id: string, query: DeliveryPageQuery): URL => {
-    const url = at(id, 'deliveries')
+  const paged = (url: URL, query: DeliveryPageQuery | EndpointPageQuery): URL => {
     if (query.limit !== undefined) url.searchParams.set('limit', String(query.limit))
     if (query.cursor !== undefined) url.searchParams.set('cursor', query.cursor)
     return url
   }
+  const deliveriesUrl = (id: string, query: DeliveryPageQuery): URL => paged(at(id, 'deliveries'), query)
+  const endpoint = (raw: Raw) => raw as WebhookEndpoint
   async function json<T> (call: Call, status: number, options: CallOptions | undefined): Promise<T> {
     return readBody(call, await send(call, options), status) as T
   }
@@ -54,7 +67,8 @@ export function webhooksApi (send: Send, base: URL): WebhooksApi {
 
   return {
     create: (endpoint, options) => json(write('POST', at(), endpoint, 'once'), 201, options),
-    list: (options) => json({ method: 'GET', url: at(), repeat: 'idempotent' }, 200, options),
+    list: (query = {}, options) => walk(send, paged(at(), { limit: query.limit }), endpoint, options),
+    listPage: (query = {}, options) => page(send, paged(at(), query), endpoint, options),
     get: (id, options) => json({ method: 'GET', url: at(id), repeat: 'idempotent' }, 200, options),
     update: (id, patch, options) => json(write('PATCH', at(id), patch, 'idempotent'), 200, options),
     delete: (id, options) => empty({ method: 'DELETE', url: at(id), repeat: 'idempotent' }, 204, options),

@@ -63,6 +63,7 @@ export const Environment = Type.Object({
   WEBHOOK_RETRY_SCHEDULE: Type.String({ default: '5s,5m,30m,2h,5h,10h,10h', description: SCHEDULE_ACCEPTS }),
   WEBHOOK_TIMEOUT: Type.Integer({ minimum: 100, maximum: 600000, default: 15000, description: 'milliseconds, an integer from 100 to 600000' }),
   WEBHOOK_RETENTION: Type.String({ default: '168h', description: RETENTION_ACCEPTS }),
+  WEBHOOK_ENDPOINT_LIMIT: Type.Integer({ minimum: 1, maximum: 100000, default: 100, description: 'an integer from 1 to 100000' }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
     'one of fatal, error, warn, info, debug, trace, silent'),
   NODE_ENV: Type.Optional(Type.String())
@@ -128,6 +129,8 @@ export interface Config {
   webhookTimeout: number
   /** How long a succeeded delivery stays listed before it is pruned, in ms. */
   webhookRetention: number
+  /** The most webhook endpoints the service keeps: registering one more is a 409. */
+  webhookEndpointLimit: number
   logLevel: Environment['LOG_LEVEL']
 }
 
@@ -362,6 +365,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     webhookRetrySchedule,
     webhookTimeout: parsed.WEBHOOK_TIMEOUT,
     webhookRetention,
+    webhookEndpointLimit: parsed.WEBHOOK_ENDPOINT_LIMIT,
     logLevel: parsed.LOG_LEVEL
   }
 }

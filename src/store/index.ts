@@ -6,7 +6,8 @@ import type { PlantStore } from './types.js'
 
 export { StoreUnavailableError, type CreateOutcome, type CreateResult, type ListQuery, type PlantRecord, type PlantStore, type WriteOptions } from './types.js'
 export { openSqliteStore, type SqliteStoreOptions } from './sqlite/index.js'
-export type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryPage, DeliveryStatus, Endpoint, EndpointPatch, NewEndpoint, WebhookStore } from './webhook-types.js'
+export type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryPage, DeliveryStatus, Endpoint, EndpointPage, EndpointPatch, NewEndpoint, WebhookStore } from './webhook-types.js'
+export { EndpointLimitError } from './webhook-types.js'
 export type { StoreLogger } from './outage.js'
 export { combineObservers, type StoreObserver } from './observer.js'
 

@@ -102,11 +102,31 @@ export interface Expansion {
   more: boolean
 }
 
+/** A page of endpoints in creation order (by createdAt, then id). */
+export interface EndpointPage {
+  limit: number
+  /** Only endpoints after this one: the last endpoint of the previous page. */
+  after?: { createdAt: Date, id: string }
+}
+
+/** Creating an endpoint would pass the number the caller allows (WEBHOOK_ENDPOINT_LIMIT): nothing was created. */
+export class EndpointLimitError extends Error {
+  constructor (readonly limit: number) {
+    super(`the limit of ${limit} webhook endpoints is reached`)
+    this.name = 'EndpointLimitError'
+  }
+}
+
 export interface WebhookStore {
   /** The key that authenticates list cursors, the same as PlantStore.cursorKey. */
   readonly cursorKey: Buffer
-  createEndpoint (endpoint: NewEndpoint): Promise<Endpoint>
-  listEndpoints (): Promise<Endpoint[]>
+  /**
+   * Rejects with EndpointLimitError when `limit` endpoints exist already: the count and the
+   * insert are one step, with many instances on one database too.
+   */
+  createEndpoint (endpoint: NewEndpoint, limit?: number): Promise<Endpoint>
+  /** Oldest first (by createdAt, then id), a page at a time by key; every endpoint without a page. */
+  listEndpoints (page?: EndpointPage): Promise<Endpoint[]>
   getEndpoint (id: string): Promise<Endpoint | undefined>
   /** Undefined when there is no such endpoint. */
   updateEndpoint (id: string, patch: EndpointPatch): Promise<Endpoint | undefined>

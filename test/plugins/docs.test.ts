@@ -42,7 +42,7 @@ const OPERATIONS = {
     patch: ['200', '400', '401', '403', '404', '412', '413', '415', '429', '503']
   },
   '/metrics': { get: ['200', '401', '403', '429', '503'] },
-  '/webhooks': { post: ['201', '400', '401', '403', '413', '415', '429', '503'], get: ['200', '401', '403', '429', '503'] },
+  '/webhooks': { post: ['201', '400', '401', '403', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '403', '429', '503'] },
   '/webhooks/{id}': {
     get: ['200', '401', '403', '404', '429', '503'],
     patch: ['200', '400', '401', '403', '404', '413', '415', '429', '503'],
@@ -173,6 +173,9 @@ t.test('the document declares the response headers a client reads', async (t) =>
   // RFC 8288: the next page of the list.
   t.match(doc.paths['/plants'].get.responses[200].headers, { Link: header(/rel="next"/, { type: 'string' }) })
   t.same(Object.keys(doc.paths['/plants'].get.responses[200].headers), ['Link'])
+  t.match(doc.paths['/webhooks'].get.responses[200].headers, { Link: header(/more endpoints follow/, { type: 'string', maxLength: Number }) })
+  t.match(doc.paths['/webhooks'].get, { parameters: [{ name: 'limit', in: 'query', schema: { maximum: 100 } }, { name: 'cursor', in: 'query', schema: { maxLength: 256 } }] }, 'GET /webhooks: limit and cursor')
+  t.match(doc.paths['/webhooks'].post.responses[409], { description: /WEBHOOK_ENDPOINT_LIMIT/ })
 
   const seen: Record<string, number> = { 401: 0, 403: 0, 429: 0, 503: 0, etag: 0 }
   for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { headers?: object }> }>>)) {
@@ -187,7 +190,7 @@ t.test('the document declares the response headers a client reads', async (t) =>
           t.match(response.headers, { ETag: header(/strong validator/, { type: 'string' }) }, `${name} ${status}: ETag`)
           t.same(Object.keys(response.headers ?? {}), ['ETag'], `${name} ${status}: ETag alone`)
           seen.etag++
-        } else if (status !== '200' || (name !== 'GET /plants' && name !== 'GET /webhooks/{id}/deliveries')) {
+        } else if (status !== '200' || !['GET /plants', 'GET /webhooks', 'GET /webhooks/{id}/deliveries'].includes(name)) {
           t.equal(response.headers, undefined, `${name} ${status}: no header to declare`)
         }
         if (status in seen) seen[status]++

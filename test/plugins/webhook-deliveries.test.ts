@@ -155,4 +155,7 @@ t.test('the plugin alone, under a prefix, on a host of its own', async (t) => {
   await t.rejects(async () => { await Fastify().register(webhooks, {} as never).ready() }, /webhooks: options.store must be a WebhookStore/)
   await t.rejects(async () => { await Fastify().register(webhooks, { store: { ...store.webhooks, cursorKey: Buffer.alloc(8) } }).ready() }, /webhooks: options.store.cursorKey must be a Buffer of 16 bytes or more/)
   await t.rejects(async () => { await Fastify().register(webhooks, { store: store.webhooks, allowPrivate: 'yes' as never }).ready() }, /webhooks: options.allowPrivate must be a boolean/)
+  for (const endpointLimit of [0, 1.5, '10' as never]) {
+    await t.rejects(async () => { await Fastify().register(webhooks, { store: store.webhooks, endpointLimit }).ready() }, /webhooks: options.endpointLimit must be a positive integer/)
+  }
 })

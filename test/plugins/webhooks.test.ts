@@ -3,6 +3,7 @@ import { createServer } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { AUTH, assertError } from '../helpers/build.js'
+import { list, walk } from '../helpers/list.js'
 import { forEachStore } from '../helpers/stores.js'
 
 // No test here adds a plant: an endpoint outside 127.0.0.1 must never get a delivery attempt.
@@ -171,6 +172,61 @@ forEachStore(t, (t, build) => {
       for (const res of await Promise.all(operations(id))) assertError(t, res, 400, /^The URL is malformed: check its percent-encoding\.$/)
     }
     t.equal((await app.inject({ url: `/webhooks/${real}`, headers: AUTH })).statusCode, 200, 'the real one is untouched')
+  })
+
+  t.test('GET /webhooks pages like the plants list: limit (default 20, at most 100), cursor, and a next link while more follow', async (t) => {
+    const app = await build(t)
+    const made: string[] = []
+    for (let i = 0; i < 45; i++) made.push((await post(app, '/webhooks', { url: `https://hooks.example.com/${i}` })).json().id)
+    const res = await app.inject({ url: '/webhooks', headers: AUTH })
+    t.same([res.json().length, res.headers.link], [20, '</webhooks?limit=20&cursor=' + /cursor=([\w-]+)/.exec(res.headers.link as string)?.[1] + '>; rel="next"'], 'the default: 20 and a next link')
+    const order = (await app.inject({ url: '/webhooks?limit=100', headers: AUTH })).json().map((endpoint: { id: string }) => endpoint.id)
+    t.same(order, made, 'the whole list in one page of 100, oldest first (those of one millisecond too)')
+    const pages = await walk(app, '/webhooks?limit=7')
+    t.same(pages.map((page) => page.length), [7, 7, 7, 7, 7, 7, 3], 'no empty page at the end')
+    t.same(pages.flat().map((endpoint) => endpoint.id), order, 'the pages together are the whole list, each once, in its order')
+
+    // Deleting and adding while walking: an endpoint there throughout is seen exactly once.
+    const deleted = new Set<string>()
+    let round = 0
+    const seen = (await walk(app, '/webhooks?limit=10', async () => {
+      const gone = order[round * 10 + 12]
+      deleted.add(gone)
+      await app.inject({ method: 'DELETE', url: `/webhooks/${gone}`, headers: AUTH })
+      await post(app, '/webhooks', { url: `https://hooks.example.com/late/${round++}` })
+    })).flat().map((endpoint) => endpoint.id)
+    const throughout = order.filter((id: string) => !deleted.has(id))
+    t.same(seen.filter((id) => order.includes(id)).filter((id) => !deleted.has(id)), throughout, 'the ones there throughout, once, in order')
+    t.ok(deleted.size >= 4, `${deleted.size} deleted during the walk`)
+
+    const next = (await list(app, '/webhooks?limit=2')).next as string
+    const cursor = new URLSearchParams(next.split('?')[1]).get('cursor') as string
+    for (const [query, message] of [
+      ['limit=0', /^querystring\/limit must be an integer from 1 to 100/], ['limit=101', /^querystring\/limit must be/], ['limit=010', /^querystring\/limit must be/],
+      ['limit=1&limit=2', /^querystring\/limit is repeated/], ['offset=2', /^querystring\/offset is not a parameter of this operation$/],
+      [`cursor=${cursor.slice(0, -1)}`, /^querystring\/cursor is not one this service gave/],
+      [`cursor=${cursor.slice(0, 5)}${cursor[5] === 'A' ? 'B' : 'A'}${cursor.slice(6)}`, /^querystring\/cursor is not one this service gave/],
+      [`cursor=${'A'.repeat(257)}`, /^querystring\/cursor must be at most 256 characters long/]
+    ] as const) assertError(t, await app.inject({ url: `/webhooks?${query}`, headers: AUTH }), 400, message)
+    // A plants cursor, or an endpoint's deliveries cursor, is not one of this list.
+    await app.inject({ method: 'POST', url: '/plants', headers: JSON_AUTH, payload: '{"id":1,"name":"a"}' })
+    await app.inject({ method: 'POST', url: '/plants', headers: JSON_AUTH, payload: '{"id":2,"name":"b"}' })
+    const plants = (await list(app, '/plants?limit=1')).next as string
+    assertError(t, await app.inject({ url: `/webhooks?cursor=${new URLSearchParams(plants.split('?')[1]).get('cursor') as string}`, headers: AUTH }), 400, /cursor/)
+  })
+
+  t.test('WEBHOOK_ENDPOINT_LIMIT: registering past it is a 409 with the Error body, also when the registrations come at once', async (t) => {
+    const app = await build(t, { WEBHOOK_ENDPOINT_LIMIT: '3' })
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => post(app, '/webhooks', { url: `https://hooks.example.com/${i}` })))
+    t.same(results.map((res) => res.statusCode).sort(), [...Array(3).fill(201), ...Array(9).fill(409)], 'three created, the rest refused')
+    for (const res of results.filter((res) => res.statusCode === 409)) {
+      assertError(t, res, 409, /^The service keeps 3 webhook endpoints at most, and has that many: delete one it no longer needs, then register this one\.$/)
+    }
+    const listed = (await app.inject({ url: '/webhooks', headers: AUTH })).json()
+    t.equal(listed.length, 3, 'nothing refused was stored')
+    t.equal((await app.inject({ method: 'DELETE', url: `/webhooks/${listed[0].id}`, headers: AUTH })).statusCode, 204)
+    t.equal((await post(app, '/webhooks', { url: 'https://hooks.example.com/again' })).statusCode, 201, 'room again once one is deleted')
+    t.equal((await post(app, '/webhooks', { url: 'https://hooks.example.com/more' })).statusCode, 409)
   })
 
   t.test('every operation needs the bearer token', async (t) => {

@@ -36,6 +36,10 @@ export const MIGRATIONS = [
   CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`,
   // Secrets the service keeps, made once and read by every instance (cursorKey).
   'CREATE TABLE plant_store_keys (name TEXT COLLATE "C" PRIMARY KEY, key BYTEA NOT NULL)',
+  // The endpoints page by key, oldest first: their times kept to the millisecond, as a Date
+  // holds them, so that a page's cursor compares exactly.
+  `ALTER TABLE webhook_endpoints ALTER COLUMN created_at TYPE TIMESTAMPTZ(3);
+  CREATE INDEX webhook_endpoints_created ON webhook_endpoints (created_at, id);`,
   // Typed events through a bounded outbox: a change writes one event, which the sender expands
   // into deliveries later, a bounded step at a time (fanout: NULL once expanded, else the last
   // endpoint id expanded so far, '' for none). An endpoint's event types are a mask (NULL:

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { StoreLogger } from '../outage.js'
 import { deliveryListeners, eventMask, newEndpointId, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
-import type { WebhookStore } from '../webhook-types.js'
+import { EndpointLimitError, type WebhookStore } from '../webhook-types.js'
 import { finishQueries } from './finish.js'
 import { CHANNEL, listen } from './listen.js'
 import { lockEndpoint, ORPHANS, outboxQueries, resubscribe, stopPending, type Transaction } from './outbox.js'
@@ -15,6 +15,17 @@ export const PAGES = {
   first: `${DELIVERIES} ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
   next: `${DELIVERIES} AND (d.created_at, d.id) < ($3, $4) ORDER BY d.created_at DESC, d.id DESC LIMIT $2`
 }
+const ENDPOINTS = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints`
+/** The endpoints, oldest first, by key (webhook_endpoints_created). */
+const ENDPOINT_PAGES = {
+  all: `${ENDPOINTS} ORDER BY created_at, id`,
+  first: `${ENDPOINTS} ORDER BY created_at, id LIMIT $1`,
+  next: `${ENDPOINTS} WHERE (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $1`
+}
+// Creations take turns on this lock, so that each counts the endpoints the one before it committed.
+const CREATE_LOCK = "SELECT pg_advisory_xact_lock(hashtext('plant-store:webhook-endpoints'))"
+const CREATE = `INSERT INTO webhook_endpoints (id, url, description, events, enabled, secret)
+  SELECT $1, $2, $3, $4, true, $5 WHERE $6::integer IS NULL OR (SELECT count(*) FROM webhook_endpoints) < $6::integer RETURNING ${ENDPOINT_COLUMNS}`
 
 export interface PostgresWebhooksOptions {
   url: string
@@ -44,17 +55,23 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
   const store: WebhookStore = {
     cursorKey,
 
-    async createEndpoint ({ url, description, events, secret }) {
+    async createEndpoint ({ url, description, events, secret }, limit) {
       return await transaction(async (client) => {
-        const { rows } = await client.query<EndpointRow>(`INSERT INTO webhook_endpoints (id, url, description, events, enabled, secret)
-          VALUES ($1, $2, $3, $4, true, $5) RETURNING ${ENDPOINT_COLUMNS}`, [newEndpointId(), url, description ?? null, eventMask(events), secret])
+        // The count and the insert as one step, with many instances on one database too.
+        if (limit !== undefined) await client.query(CREATE_LOCK)
+        const { rows } = await client.query<EndpointRow>(CREATE, [newEndpointId(), url, description ?? null, eventMask(events), secret, limit ?? null])
+        if (rows.length === 0) throw new EndpointLimitError(limit as number)
         await resubscribe(client, rows[0].id)
         return toEndpoint(rows[0])
       })
     },
 
-    async listEndpoints () {
-      const { rows } = await read<EndpointRow>('plant-store-webhooks-list', `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`)
+    async listEndpoints (page) {
+      const { rows } = page === undefined
+        ? await read<EndpointRow>('plant-store-webhooks-list', ENDPOINT_PAGES.all)
+        : page.after === undefined
+          ? await read<EndpointRow>('plant-store-webhooks-first', ENDPOINT_PAGES.first, [page.limit])
+          : await read<EndpointRow>('plant-store-webhooks-next', ENDPOINT_PAGES.next, [page.limit, page.after.createdAt, page.after.id])
       return rows.map(toEndpoint)
     },
 

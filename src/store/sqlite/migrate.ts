@@ -35,6 +35,8 @@ export const MIGRATIONS = [
   'CREATE TABLE plant_store_headroom (room BLOB NOT NULL) STRICT',
   // Secrets the service keeps, made once and read by every process on the file (cursorKey).
   'CREATE TABLE plant_store_keys (name TEXT PRIMARY KEY, key BLOB NOT NULL) STRICT',
+  // The endpoints page by key, oldest first.
+  'CREATE INDEX webhook_endpoints_created ON webhook_endpoints (created_at, id)',
   // Typed events through a bounded outbox: a change writes one event, which the sender expands
   // into deliveries later, a bounded step at a time (fanout: NULL once expanded, else the last
   // endpoint id expanded so far, '' for none). An endpoint's event types are a mask (NULL:

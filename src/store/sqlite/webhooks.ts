@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import { deletedData, stringifyNewPlant } from '../new-plant-json.js'
 import type { PlantRecord } from '../types.js'
 import { activeSecrets, deliveryBody, deliveryListeners, eventMask, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
-import type { AttemptOutcome, ClaimedDelivery, EndpointPatch, NewEndpoint, WebhookEventType, WebhookStore } from '../webhook-types.js'
+import { EndpointLimitError, type AttemptOutcome, type ClaimedDelivery, type EndpointPage, type EndpointPatch, type NewEndpoint, type WebhookEventType, type WebhookStore } from '../webhook-types.js'
 import { sqliteOutbox } from './outbox.js'
 
 /**
@@ -63,9 +63,13 @@ interface ClaimRow {
 export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: Run, read: Read) {
   const outbox = sqliteOutbox(db)
   const sql = {
+    // The count and the insert in one statement: SQLite runs one writer at a time.
     insertEndpoint: db.prepare<Record<string, unknown>, EndpointRow>(`INSERT INTO webhook_endpoints (id, url, description, events, enabled, secret, created_at)
-      VALUES (@id, @url, @description, @events, 1, @secret, @now) RETURNING ${ENDPOINT_COLUMNS}`),
-    endpoints: db.prepare<[], EndpointRow>(`${ENDPOINT} ORDER BY created_at, rowid`),
+      SELECT @id, @url, @description, @events, 1, @secret, @now WHERE @limit IS NULL OR (SELECT count(*) FROM webhook_endpoints) < @limit
+      RETURNING ${ENDPOINT_COLUMNS}`),
+    endpoints: db.prepare<[], EndpointRow>(`${ENDPOINT} ORDER BY created_at, id`),
+    firstEndpoints: db.prepare<[number], EndpointRow>(`${ENDPOINT} ORDER BY created_at, id LIMIT ?`),
+    nextEndpoints: db.prepare<[number, string, number], EndpointRow>(`${ENDPOINT} WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`),
     endpoint: db.prepare<[string], EndpointRow>(`${ENDPOINT} WHERE id = ?`),
     update: db.prepare<Record<string, unknown>, EndpointRow>(`UPDATE webhook_endpoints SET url = coalesce(@url, url),
       description = coalesce(@description, description), enabled = coalesce(@enabled, enabled),
@@ -120,9 +124,9 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     }
   }
 
-  const insert = changing(({ url, description, events, secret }: NewEndpoint) => {
-    const row = sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, events: eventMask(events), secret, now: Date.now() }) as EndpointRow
-    outbox.resubscribe(row.id)
+  const insert = changing(({ url, description, events, secret }: NewEndpoint, limit?: number) => {
+    const row = sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, events: eventMask(events), secret, now: Date.now(), limit: limit ?? null })
+    if (row !== undefined) outbox.resubscribe(row.id)
     return row
   })
 
@@ -210,12 +214,19 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
   const store: WebhookStore = {
     cursorKey,
 
-    async createEndpoint (endpoint: NewEndpoint) {
-      return toEndpoint(insert(endpoint))
+    async createEndpoint (endpoint: NewEndpoint, limit?: number) {
+      const row = insert(endpoint, limit)
+      if (row === undefined) throw new EndpointLimitError(limit as number)
+      return toEndpoint(row)
     },
 
-    async listEndpoints () {
-      return read(() => sql.endpoints.all()).map(toEndpoint)
+    async listEndpoints (page?: EndpointPage) {
+      const rows = read(() => page === undefined
+        ? sql.endpoints.all()
+        : page.after === undefined
+          ? sql.firstEndpoints.all(page.limit)
+          : sql.nextEndpoints.all(page.after.createdAt.getTime(), page.after.id, page.limit))
+      return rows.map(toEndpoint)
     },
 
     async getEndpoint (id) {

@@ -22,7 +22,7 @@ t.test('a real 403: a forbidden error that names the scope, never retried', asyn
   t.same([error.method, error.url], ['POST', `${service.url}/plants`])
   t.equal(exchanges.length - before, 1, 'one request: a 403 is not retried')
 
-  await t.rejects(writer.webhooks.list(), { name: 'PlantStoreError', kind: 'forbidden', status: 403, scope: 'webhooks' })
+  await t.rejects(writer.webhooks.listPage(), { name: 'PlantStoreError', kind: 'forbidden', status: 403, scope: 'webhooks' })
   await t.rejects(writer.get(1), { name: 'PlantStoreError', kind: 'forbidden', scope: 'plants:read' })
   await t.rejects(reader.delete(1), { name: 'PlantStoreError', kind: 'forbidden', scope: 'plants:write' })
   t.strictSame(await reader.get(1), { name: 'Fern' }, 'the refused delete changed nothing')

@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import { createClient, type PlantStoreClient, type PlantStoreError, type WebhookDelivery } from '../../../src/client/index.js'
+import { createClient, type PlantStoreClient, type PlantStoreError, type WebhookDelivery, type WebhookEndpoint } from '../../../src/client/index.js'
 import { verifyWebhook } from '../../../src/client/verify-webhook.js'
 import { bounded } from '../../helpers/bounded.js'
 import { startService, TOKEN } from '../../helpers/service.js'
@@ -51,9 +51,21 @@ t.test('the /webhooks operations', async (t) => {
   t.match(endpoint.secret, /^whsec_[A-Za-z0-9+/]{43}=$/, 'the secret, this once')
   const { secret: _secret, ...shown } = endpoint
   t.strictSame(await client.webhooks.get(endpoint.id), shown, 'the endpoint, without its secret')
-  const listed = await client.webhooks.list()
+  const listed: WebhookEndpoint[] = []
+  for await (const one of client.webhooks.list()) listed.push(one)
   t.same(listed.map((e) => e.id), [endpoint.id])
   t.notOk('secret' in listed[0], 'never the secret again')
+  // More endpoints than a page: list walks them page after page, listPage gives one and the next cursor.
+  const more = [endpoint.id]
+  for (let i = 0; i < 4; i++) more.push((await client.webhooks.create({ url: `${hook.url}/more/${i}` })).id)
+  const walked: string[] = []
+  for await (const one of client.webhooks.list({ limit: 2 })) walked.push(one.id)
+  t.same(walked.sort(), [...more].sort(), 'every endpoint, each once')
+  const firstPage = await client.webhooks.listPage({ limit: 3 })
+  t.equal(firstPage.items.length, 3)
+  const lastPage = await client.webhooks.listPage({ limit: 3, cursor: firstPage.nextCursor })
+  t.same([lastPage.items.length, lastPage.nextCursor], [2, undefined])
+  for (const id of more.slice(1)) await client.webhooks.delete(id)
 
   for (const id of IDS) await addPlant(id)
   // The sender expands each create's event into its delivery a moment after the commit.

@@ -37,6 +37,7 @@ t.test('defaults', async (t) => {
     webhookRetrySchedule: [5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
     webhookTimeout: 15000,
     webhookRetention: 7 * 24 * 3600000,
+    webhookEndpointLimit: 100,
     logLevel: 'info'
   })
 })
@@ -75,6 +76,7 @@ t.test('every variable is read', async (t) => {
     WEBHOOK_RETRY_SCHEDULE: '50ms, 1s,2m,3h ,0s',
     WEBHOOK_TIMEOUT: '2500',
     WEBHOOK_RETENTION: '90m',
+    WEBHOOK_ENDPOINT_LIMIT: '4000',
     LOG_LEVEL: 'warn'
   })
   t.match(config, {
@@ -105,6 +107,7 @@ t.test('every variable is read', async (t) => {
     webhookRetrySchedule: [50, 1000, 120000, 10800000, 0],
     webhookTimeout: 2500,
     webhookRetention: 5400000,
+    webhookEndpointLimit: 4000,
     logLevel: 'warn'
   })
   t.equal(loadConfig({ API_TOKENS: 'a', WEBHOOK_ALLOW_PRIVATE: 'false' }).webhookAllowPrivate, false)
@@ -251,6 +254,9 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
         `WEBHOOK_RETRY_SCHEDULE=${JSON.stringify(value)} is not valid: expected comma-separated delays, each plain decimal digits and a unit (ms, s, m or h), such as 5s,5m,30m, at most 100 of them`]),
     [{ WEBHOOK_TIMEOUT: '15s' }, 'WEBHOOK_TIMEOUT="15s" is not valid: expected milliseconds, an integer from 100 to 600000'],
     [{ WEBHOOK_TIMEOUT: '99' }, 'WEBHOOK_TIMEOUT="99" is not valid: expected milliseconds, an integer from 100 to 600000'],
+    [{ WEBHOOK_ENDPOINT_LIMIT: '0' }, 'WEBHOOK_ENDPOINT_LIMIT="0" is not valid: expected an integer from 1 to 100000'],
+    [{ WEBHOOK_ENDPOINT_LIMIT: '100001' }, 'WEBHOOK_ENDPOINT_LIMIT="100001" is not valid: expected an integer from 1 to 100000'],
+    [{ WEBHOOK_ENDPOINT_LIMIT: '1e3' }, 'WEBHOOK_ENDPOINT_LIMIT="1e3" is not valid: expected an integer from 1 to 100000'],
     ...['7d', '1h,2h', '168'].map((value): [Record<string, string>, string] =>
       [{ WEBHOOK_RETENTION: value }, `WEBHOOK_RETENTION=${JSON.stringify(value)} is not valid: expected a delay of plain decimal digits and a unit (ms, s, m or h), such as 168h`]),
     // Not what a browser sends in Origin: a path or trailing slash, a default port, capitals, no scheme, another scheme, * among others.

@@ -13,7 +13,7 @@ const COLUMNS = {
   webhook_generation: ['id', 'value', 'mask']
 }
 const INDEXES = ['webhook_deliveries_due', 'webhook_deliveries_endpoint', 'webhook_deliveries_event', 'webhook_deliveries_succeeded',
-  'webhook_events_fanout', 'webhook_subscriptions_endpoint']
+  'webhook_endpoints_created', 'webhook_events_fanout', 'webhook_subscriptions_endpoint']
 
 t.test('SQLite: the webhook tables and their indexes', async (t) => {
   const path = `${t.testdir()}/schema.db`
