@@ -120,10 +120,10 @@ t.test('the change and delete statements find their rows by key', { skip }, asyn
       await client.query('ROLLBACK')
     }
   }
-  const update = await plan(UPDATE, ['[{"id":"5","change":{"name":"x"},"match":null},{"id":"7","change":{"tag":null},"match":"abc"}]'])
+  const update = await plan(UPDATE, ['[{"id":"5","change":{"name":"x"},"match":null},{"id":"7","change":{"tag":null},"match":"abc"}]', 'instance'])
   t.match(update, /Index Scan using plants_pkey on plants/)
   t.notMatch(update, /Seq Scan on plants/, update)
-  const deletion = await plan(DELETE, [['5', '7'], [null, 'abc']])
+  const deletion = await plan(DELETE, [['5', '7'], 'instance', [null, 'abc']])
   t.match(deletion, /Index Scan using plants_pkey on plants/)
   t.notMatch(deletion, /Seq Scan on plants/, deletion)
 })

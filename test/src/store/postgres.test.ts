@@ -199,11 +199,11 @@ t.test('migrations: several stores opening at once, then again, and a newer sche
 
   const db = await connect(t, url)
   const { rows } = await db.query('SELECT version FROM plant_store_migrations ORDER BY version')
-  t.strictSame(rows.map((row) => row.version), [1, 2, 3], 'each step ran once')
+  t.strictSame(rows.map((row) => row.version), [1, 2, 3, 4], 'each step ran once')
 
-  await db.query('INSERT INTO plant_store_migrations (version) VALUES (4)')
+  await db.query('INSERT INTO plant_store_migrations (version) VALUES (5)')
   const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
-  await t.rejects(openPostgresStore({ url, poolSize: 1, timeout: 5000 }), /schema is version 4, newer than this build's 3/)
+  await t.rejects(openPostgresStore({ url, poolSize: 1, timeout: 5000 }), /schema is version 5, newer than this build's 4/)
 })
 
 t.test('close() commits what is pending, then refuses', { skip }, async (t) => {
