@@ -102,7 +102,8 @@ export function sqliteOutbox (db: Database.Database) {
         })
         deliveries += added.length
         if (added.length === room) {
-          sql.advance.run(added.reduce((last, id) => (id > last ? id : last)), event.id)
+          // The last endpoint id in SQLite's order (BINARY: the ids are ASCII), whatever order RETURNING gave.
+          sql.advance.run([...added].sort()[added.length - 1], event.id)
           return { deliveries, more: true }
         }
         sql.advance.run(null, event.id)
