@@ -113,10 +113,20 @@ export class WebhookSender {
     this.wake()
   }
 
-  /** Expands the events committed and looks for due deliveries now, or right after the look already under way. */
+  /**
+   * Expands the events committed, then looks for due deliveries; while an expansion is under
+   * way, looks now and has it take one more step after it.
+   */
   wake (): void {
     if (!this.started || this.stopped) return
-    this.expand()
+    if (this.expanding === undefined) {
+      this.expanding = this.expandSteps().finally(() => {
+        this.expanding = undefined
+        if (this.expandAgain) this.wake()
+      })
+      return
+    }
+    this.expandAgain = true
     this.claimNow()
   }
 
@@ -171,22 +181,16 @@ export class WebhookSender {
   }
 
   // Steps one after another, each a transaction of its own, with the event loop's other work
-  // between them; deliveries a step added are claimed at once.
-  private expand (): void {
-    if (this.expanding !== undefined) {
-      this.expandAgain = true
-      return
-    }
-    this.expanding = this.expandSteps().finally(() => { this.expanding = undefined })
-  }
-
+  // between them. The claim follows the first step, and every step that added deliveries.
   private async expandSteps (): Promise<void> {
+    let first = true
     try {
       do {
         this.expandAgain = false
         const { deliveries, more } = await this.store.expand(EXPAND_STEP)
         this.log.answered()
-        if (deliveries > 0) this.claimNow()
+        if (first || deliveries > 0) this.claimNow()
+        first = false
         if (more) {
           this.expandAgain = true
           await new Promise((resolve) => setImmediate(resolve))
@@ -194,6 +198,8 @@ export class WebhookSender {
       } while (this.expandAgain && !this.stopped)
     } catch (error) {
       this.log.failed(error as Error, 'expanding events')
+      // Due deliveries (retries) go on, whatever became of the expansion.
+      this.claimNow()
     }
   }
 

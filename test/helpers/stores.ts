@@ -88,8 +88,19 @@ export async function expandAll (store: PlantStore, step = 500): Promise<number>
  * does in the background): for the tests of what comes after, claims, outcomes and listings.
  */
 export function expandingStore (store: PlantStore): PlantStore {
+  // One expansion at a time; the changes that end while one runs share the next.
+  let running: Promise<unknown> = Promise.resolve()
+  let next: Promise<unknown> | undefined
+  const expanded = (): Promise<unknown> => {
+    next ??= running.catch(() => {}).then(() => {
+      next = undefined
+      running = expandAll(store)
+      return running
+    })
+    return next
+  }
   const then = async <T>(result: T): Promise<T> => {
-    await expandAll(store)
+    await expanded()
     return result
   }
   return Object.assign(Object.create(store) as PlantStore, {

@@ -46,7 +46,9 @@ export function sqliteOutbox (db: Database.Database) {
     advance: db.prepare<[string | null, number]>('UPDATE webhook_events SET fanout = ? WHERE id = ?'),
     orphan: db.prepare<[number, number]>('DELETE FROM webhook_events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)')
   }
-  let mask = sql.state.get()?.mask as number
+  let mask = (sql.state.get() as { mask: number }).mask
+  // The mask an endpoint's change leaves, until its transaction ends.
+  let staged: number | undefined
 
   return {
     /** Whether some enabled endpoint receives `type`: else a change of that type writes no event. */
@@ -71,11 +73,13 @@ export function sqliteOutbox (db: Database.Database) {
         sql.open.run({ generation, endpoint })
       }
       sql.remask.run()
+      staged = (sql.state.get() as { mask: number }).mask
     },
 
-    /** Reads the mask again once the transaction that changed it has committed (or rolled back). */
-    refresh (): void {
-      mask = (sql.state.get() as { mask: number }).mask
+    /** Once a transaction has ended: the mask it left holds if it committed. */
+    settle (committed: boolean): void {
+      if (committed && staged !== undefined) mask = staged
+      staged = undefined
     },
 
     /** One step, inside the caller's transaction: `limit` deliveries at most. */
@@ -98,7 +102,8 @@ export function sqliteOutbox (db: Database.Database) {
         })
         deliveries += added.length
         if (added.length === room) {
-          sql.advance.run(added.reduce((last, id) => (id > last ? id : last)), event.id)
+          // The last endpoint id in SQLite's order (BINARY: the ids are ASCII), whatever order RETURNING gave.
+          sql.advance.run([...added].sort()[added.length - 1], event.id)
           return { deliveries, more: true }
         }
         sql.advance.run(null, event.id)

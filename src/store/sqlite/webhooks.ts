@@ -107,30 +107,29 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     sql.stop.run({ endpoint, why })
   }
 
+  // Every change of endpoints goes through here, on the store's one connection: the mask a
+  // transaction leaves is the outbox's once it has committed.
   const transaction = <A extends unknown[], T>(work: (...args: A) => T, wrote?: (result: T) => boolean) => {
     const inTransaction = db.transaction(work)
-    return (...args: A): T => run(() => inTransaction.immediate(...args), wrote)
-  }
-
-  // Every change of endpoints goes through here, on the store's one connection: the mask is read again after each.
-  const changing = <A extends unknown[], T>(work: (...args: A) => T) => {
-    const inTransaction = transaction(work)
     return (...args: A): T => {
+      let committed = false
       try {
-        return inTransaction(...args)
+        const result = run(() => inTransaction.immediate(...args), wrote)
+        committed = true
+        return result
       } finally {
-        outbox.refresh()
+        outbox.settle(committed)
       }
     }
   }
 
-  const insert = changing(({ url, description, events, secret }: NewEndpoint, limit?: number) => {
+  const insert = transaction(({ url, description, events, secret }: NewEndpoint, limit?: number) => {
     const row = sql.insertEndpoint.get({ id: newEndpointId(), url, description: description ?? null, events: eventMask(events), secret, now: Date.now(), limit: limit ?? null })
     if (row !== undefined) outbox.resubscribe(row.id)
     return row
   })
 
-  const update = changing((id: string, patch: EndpointPatch) => {
+  const update = transaction((id: string, patch: EndpointPatch) => {
     const row = sql.update.get({
       id,
       url: patch.url ?? null,
@@ -145,7 +144,7 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     return row
   })
 
-  const remove = changing((id: string) => {
+  const remove = transaction((id: string) => {
     if (sql.deleteEndpoint.run(id).changes === 0) return false
     for (const event of new Set(sql.deleteDeliveries.all(id))) sql.orphan.run(event, event)
     outbox.resubscribe(id, true)
@@ -274,7 +273,6 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
 
     async finish (owner, id, outcome) {
       await finish(owner, id, outcome)
-      if (outcome.result === 'gone') outbox.refresh()
     },
 
     async release (owner) {

@@ -25,8 +25,8 @@ forEachStore(t, (t, _build, databaseUrl) => {
     const busy = bare.startsWith('sqlite:') ? bare.replace(/\.db$/, '-busy.db') : await databaseUrl(t)
     const none = await openTestStore(t, bare)
     const many = await openTestStore(t, busy)
-    for (let i = 0; i < ENDPOINTS; i += 100) {
-      await Promise.all(Array.from({ length: 100 }, (_, j) =>
+    for (let i = 0; i < ENDPOINTS; i += 10) {
+      await Promise.all(Array.from({ length: 10 }, (_, j) =>
         many.webhooks.createEndpoint({ url: `https://r${i + j}.example/hook`, secret: SECRET, events: (i + j) % 2 === 0 ? undefined : ['plant.created', 'plant.deleted'] })))
     }
     // Warm both (statements prepared, pages cached), then measure in turns.
