@@ -40,7 +40,10 @@ forEachStore(t, (t, build) => {
     const doomed = await subscribe(app)
     t.equal((await postPlant(app, { id: 1, name: 'Fern' })).statusCode, 200)
     t.equal((await postPlant(app, { id: 3, name: 'Ivy' })).statusCode, 200)
-    const [delivery] = (await send(app, { method: 'GET', url: `/webhooks/${endpoint}/deliveries`, success: 200 }, AUTH)).json()
+    const listed = async (): Promise<Array<{ id: string }>> => (await send(app, { method: 'GET', url: `/webhooks/${endpoint}/deliveries`, success: 200 }, AUTH)).json()
+    // The sender expands the creates' events into deliveries a moment after the commit.
+    await waitUntil('a delivery is listed', async () => (await listed()).length > 0)
+    const [delivery] = await listed()
 
     // CONTRACT.md, "Scopes": the operations each scope allows.
     const table: Array<[Scope, Operation]> = [

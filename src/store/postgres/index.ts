@@ -122,7 +122,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     .catch((error: Error) => isLostConnection(error) ? pool.query({ name, text, values }) : Promise.reject(error))
   const read: Query = (name, text, values) => run('read', () => send(name, text, values))
   const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }), changedRows)
-  const webhooks = postgresWebhooks({ url, timeout, log, cursorKey: key, query: write, read, transaction: (work) => run('write', () => inTransaction(pool, work, lost)) })
+  const webhooks = postgresWebhooks({ url, timeout, log, cursorKey: key, query: write, read, transaction: (work, wrote) => run('write', () => inTransaction(pool, work, lost), wrote) })
   const plants = plantQueries({ read }, webhooks.insert, webhooks.notice)
   // The gets of one turn share one statement; each caller keeps its own deadline and outage note through `run`.
   const reads = readTurns((ids) => plantsById(send, ids))

@@ -125,7 +125,8 @@ export async function resubscribe (client: pg.PoolClient, endpoint: string, dele
 }
 
 /** Runs `work` in one transaction on one pooled connection. */
-export type Transaction = <T>(work: (client: pg.PoolClient) => Promise<T>) => Promise<T>
+/** Runs `work` in a transaction; `wrote` tells whether it wrote anything (by default it did): one that did not ends no write outage. */
+export type Transaction = <T>(work: (client: pg.PoolClient) => Promise<T>, wrote?: (result: T) => boolean) => Promise<T>
 
 /**
  * Takes the endpoint's row lock that conflicts with a batch's KEY SHARE, so that the
@@ -199,7 +200,8 @@ export function outboxQueries (query: Query, transaction: Transaction, instance:
           await client.query(ORPHANS, [[event.id]])
         }
         return { deliveries, more: events.length === EVENTS_PER_STEP }
-      })
+      // A step that found nothing to expand, or added no delivery, says nothing of whether writes succeed.
+      }, (expansion) => expansion.deliveries > 0)
     },
 
     async release (owner: string): Promise<void> {
