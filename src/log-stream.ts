@@ -8,7 +8,7 @@ import type { LogStream } from './server-options.js'
  * answers a batch of requests, and a write per line cost as much as the rest of the access
  * log. Lines still held when the process exits, however it exits
  * (process.exit in the same turn as a fatal line), are written before it ends, after those
- * the destination holds.
+ * the destination holds (a write already in flight may still land after them).
  */
 export function turnWriter (fd: number): LogStream {
   const destination = pino.destination({ dest: fd, sync: false })
