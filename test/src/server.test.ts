@@ -50,7 +50,7 @@ t.test('a token shorter than 32 characters is warned of at start, by its positio
   const dir = t.testdir({ tokens: `${'f'.repeat(40)}\n\nshort-file-secret\n`, 'not-a-dir': 'x' })
   // Warned before the store opens: one that cannot ends the start right after.
   const { stderr } = await failedStart({ API_TOKENS: `${'a'.repeat(32)},short-list-secret`, API_TOKENS_FILE: join(dir, 'tokens'), DATABASE_URL: `sqlite:${join(dir, 'not-a-dir')}/plants.db` })
-  t.match(stderr, /^plant-store: WARNING: the token at API_TOKENS entry 2 has 17 characters: use at least 32 random ones \(openssl rand -base64 32\)\n/)
+  t.match(stderr, /^plant-store: WARNING: the token at API_TOKENS entry 2 has 17 characters: use at least 32 random ones \(openssl rand -hex 32\)\n/)
   t.match(stderr, /\nplant-store: WARNING: the token at API_TOKENS_FILE line 3 has 17 characters: /)
   t.notMatch(stderr, /short-(list|file)-secret/, 'the tokens are not printed')
 })
