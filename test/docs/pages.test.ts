@@ -62,6 +62,7 @@ t.test('every code block says what it is', async (t) => {
 
 // The blocks other than ts and js that a test runs or reads, by page and the heading above them, and the test.
 const RUN = new Map([
+  ['README.md › Quick start', 'test/src/server.test.ts'],
   ['README.md › curl', 'test/docs/readme.test.ts'],
   ['README.md › Tokens and scopes', 'test/docs/readme.test.ts'],
   ['docs/plugin.md › Your own store', 'test/package.test.ts'],
