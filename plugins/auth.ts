@@ -78,6 +78,8 @@ const auth: FastifyPluginCallback<AuthOptions> = (fastify, options, done) => {
       'each token with one set of scopes'))
   }
   const realm = options.realm ?? 'plant-store'
+  // Declared, so that every request of the scope has one shape, authenticated or not.
+  for (const field of ['tokenDigest', 'tokenFingerprint', 'tokenScopes'] as const) fastify.decorateRequest(field, undefined)
 
   fastify.register(bearerAuth, {
     keys: [],

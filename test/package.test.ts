@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { bounded } from './helpers/bounded.js'
-import { codeBlocks, pages, readPage } from './helpers/markdown.js'
+import { codeBlocks, pages, readPage, type CodeBlock } from './helpers/markdown.js'
+import { hasCurl, steps, walk } from './helpers/walkthrough.js'
 import { hooksByRoute } from './helpers/routes.js'
 
 // The package seen from outside: packed, installed into a host app of its own,
@@ -27,21 +28,23 @@ interface Packed { filename: string, files: Array<{ path: string }> }
 
 /**
  * The examples of the README and the docs/ pages, as files of the host app: every
- * TypeScript one is compiled with the host, every JavaScript one run as CommonJS.
+ * TypeScript one is compiled with the host, every JavaScript one run as CommonJS. One
+ * that another imports is named as the page names it (`<!-- file: map-store.ts -->`).
  */
 function docExamples (): Array<{ page: string, file: string, code: string }> {
   return pages().flatMap((page) => {
     const name = page === 'README.md' ? 'readme' : page.replace(/^docs\/(.+)\.md$/, 'docs-$1')
     const blocks = codeBlocks(readPage(page))
+    const file = (block: CodeBlock, i: number) => /^file: (\S+\.ts)$/.exec(block.note ?? '')?.[1] ?? `${name}-${i + 1}.ts`
     return [
-      ...blocks.filter((block) => block.lang === 'ts').map((block, i) => ({ page, file: `${name}-${i + 1}.ts`, code: block.code })),
+      ...blocks.filter((block) => block.lang === 'ts').map((block, i) => ({ page, file: file(block, i), code: block.code })),
       ...blocks.filter((block) => block.lang === 'js').map((block, i) => ({ page, file: `${name}-${i + 1}.cjs`, code: block.code }))
     ]
   })
 }
 
 // The examples each page has: one that loses its examples fails here rather than go unchecked.
-const EXAMPLES: Record<string, number> = { 'docs/plugin.md': 5, 'docs/client.md': 3, 'docs/webhooks.md': 2 }
+const EXAMPLES: Record<string, number> = { 'docs/plugin.md': 7, 'docs/client.md': 3, 'docs/webhooks.md': 2 }
 
 interface Answer { status: number, type: string | null, headers: Headers, text: string, body: any }
 
@@ -196,6 +199,30 @@ t.test('the packed package, installed into a host app', async (t) => {
       const ran = await run(process.execPath, [file], { ...EXEC, cwd: host, env: ENV }).catch((error: { stderr: string, code: number }) => error)
       t.equal('code' in ran ? ran.code : 0, 0, `${file} runs: ${ran.stderr}`)
     }
+  })
+
+  t.test("docs/plugin.md's own store, registered as the page shows, answers the page's requests", async (t) => {
+    if (!await hasCurl()) {
+      if (process.env.CI === 'true') throw new Error('no curl, and CI=true runs the page\'s requests: apt-get install -y curl')
+      t.pass('needs curl', { skip: 'no curl on PATH (under CI=true this fails instead)' })
+      return
+    }
+    t.ok(examples.some((example) => example.file === 'map-store.ts') && examples.some((example) => example.file === 'garden.ts'), 'the page has its store and its app')
+    const requests = codeBlocks(readPage('docs/plugin.md')).find((block) => block.lang === 'sh' && block.headings.at(-1) === 'Your own store')
+    const { steps: walkthrough } = steps(requests?.code ?? '')
+    t.ok(walkthrough.length >= 10, `the page shows its ${walkthrough.length} requests`)
+    const garden = spawn(process.execPath, [join('build', 'garden.js')], { cwd: host, env: { ...ENV, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    t.teardown(() => { garden.kill('SIGKILL') })
+    let log = ''
+    const address = new Promise<string>((resolve, reject) => {
+      garden.stdout.on('data', (chunk) => {
+        log += chunk
+        const match = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(log)
+        if (match !== null) resolve(match[1])
+      })
+      garden.once('exit', (code) => reject(new Error(`the page's app exited with ${code}: ${log}`)))
+    })
+    await walk(t, walkthrough, await bounded(address, 60_000, 'the page\'s app listening', () => log))
   })
 
   const child = spawn(process.execPath, [join('build', 'host.js')], {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
 import { EtagHeader, IfMatchHeaders, IfNoneMatchHeaders, NewPlant, PLANT_BODY_LIMIT, PlantParams, ref } from '../../schemas/index.js'
 import { HttpError } from '../../src/http/errors.js'
 import { plantEtag } from '../../src/store/etag.js'
@@ -13,18 +14,23 @@ import { ifMatch, noneMatch, preconditionFailed, withEtag } from './precondition
 import { error, noPlant, plantResponse, tags, unavailable } from './responses.js'
 import { writeOf } from './write-options.js'
 
+export { plantEtag } from '../../src/store/etag.js'
+
+/** What the routes ask of a store: a PlantStore fits, and so does an adapter of these alone. */
+export type PlantsStore = Pick<PlantStore, 'create' | 'update' | 'delete' | 'get' | 'list' | 'cursorKey'>
+
 export interface PlantsOptions {
   /** Where the plants live. Required. */
-  store: PlantStore
+  store: PlantsStore
   /** Largest accepted JSON body in bytes; the host's bodyLimit when absent. A plant write reads no more than PLANT_BODY_LIMIT either way. */
   bodyLimit?: number
 }
 
 function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
   const { store, bodyLimit } = options
-  const methods = ['create', 'update', 'delete', 'get', 'list', 'check', 'close'] as const
+  const methods = ['create', 'update', 'delete', 'get', 'list'] as const
   if (store === null || typeof store !== 'object' || !methods.every((m) => typeof store[m] === 'function')) {
-    throw new TypeError('plants: options.store must be a PlantStore (create, update, delete, get, list, check, close)')
+    throw new TypeError('plants: options.store must have create, update, delete, get and list (a PlantStore has them)')
   }
   if (!validKey(store.cursorKey)) throw new TypeError('plants: options.store.cursorKey must be a Buffer of 16 bytes or more, the same for every instance')
   if (bodyLimit !== undefined && !(Number.isInteger(bodyLimit) && bodyLimit > 0)) {
@@ -34,7 +40,7 @@ function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
 }
 
 /**
- * The plants routes: POST /plants, GET /plants, GET, PATCH and DELETE /plants/:id. An encapsulated plugin:
+ * The plants routes: POST /plants, GET /plants, GET, PATCH and DELETE /plants/:id. Encapsulated:
  * its schemas, JSON parser, validator and error replies stay in its own scope,
  * so a host keeps its own, and `prefix` places the routes.
  */
@@ -128,4 +134,4 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   listRoute(fastify, store)
 }
 
-export default plants
+export default fp(plants, { name: 'plant-store-plants', fastify: '5.x', encapsulate: true })

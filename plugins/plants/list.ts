@@ -14,7 +14,7 @@ export async function refuseRepeated (request: FastifyRequest): Promise<void> {
 }
 
 /** GET /plants: a page of plants in id order, by key, with an RFC 8288 `next` link while more follow. */
-export function listRoute (instance: FastifyInstance, store: PlantStore): void {
+export function listRoute (instance: FastifyInstance, store: Pick<PlantStore, 'list' | 'cursorKey'>): void {
   const fastify = instance.withTypeProvider<TypeBoxTypeProvider>()
   const cursors = plantCursors(store.cursorKey)
   fastify.get('/plants', {

@@ -8,7 +8,7 @@ import { error, noPlant, plantResponse, tags, unavailable } from './responses.js
 import { writeOf } from './write-options.js'
 
 /** PATCH /plants/:id: a JSON merge patch of the plant, made only to the plant as the client read it when If-Match says so. */
-export function patchRoute (instance: FastifyInstance, store: PlantStore, bodyLimit: number | undefined): void {
+export function patchRoute (instance: FastifyInstance, store: Pick<PlantStore, 'update'>, bodyLimit: number | undefined): void {
   // A scope of its own: this route alone takes merge patches (a create sent as one is a 415).
   instance.register(async function mergePatches (scope) {
     acceptMergePatches(scope)

@@ -284,7 +284,7 @@ function readTokens (env: Environment): { tokens: Array<string | ScopedToken>, s
   }
   const given = entries.filter(({ token }) => token !== '')
   const short = given.filter(({ token }) => token.length < MIN_TOKEN_LENGTH)
-    .map(({ token, where }) => `the token at ${where} has ${token.length} characters: use at least ${MIN_TOKEN_LENGTH} random ones (openssl rand -base64 32)`)
+    .map(({ token, where }) => `the token at ${where} has ${token.length} characters: use at least ${MIN_TOKEN_LENGTH} random ones (openssl rand -hex 32)`)
   const scopesOf = new Map<string, { scopes: Scope[], where: string }>()
   for (const { token, scopes = [...SCOPES], where } of given) {
     const normal = SCOPES.filter((scope) => scopes.includes(scope))

@@ -1,8 +1,8 @@
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, posix } from 'node:path'
 import t from 'tap'
 import { unsupportedNode } from '../../src/config/node-support.js'
-import { anchors, codeBlocks, links, pages, readPage, ROOT, slug } from '../helpers/markdown.js'
+import { anchors, codeBlocks, links, pages, readPage, ROOT, slug, tableRows } from '../helpers/markdown.js'
 
 // The README and docs/ hold together: every link to a file of the repository and to a
 // heading resolves, and every code block says what it is, so that the tests that compile
@@ -60,6 +60,41 @@ t.test('every code block says what it is', async (t) => {
   }
 })
 
+// The blocks other than ts and js that a test runs or reads, by page and the heading above them, and the test.
+const RUN = new Map([
+  ['README.md › Quick start', 'test/src/server.test.ts'],
+  ['README.md › curl', 'test/docs/readme.test.ts'],
+  ['README.md › Tokens and scopes', 'test/docs/readme.test.ts'],
+  ['docs/plugin.md › Your own store', 'test/package.test.ts'],
+  ['docs/deploy.md › Secrets', 'test/docs/deploy.test.ts'],
+  ['docs/observability.md › Metrics', 'test/docs/observability.test.ts'],
+  ['docs/observability.md › Request ids and logs', 'test/docs/observability.test.ts'],
+  ['docs/webhooks.md › What a receiver gets', 'test/docs/webhooks.test.ts']
+])
+
+t.test('every code block is compiled or run by a test, or says why it is not', async (t) => {
+  const seen = new Set<string>()
+  for (const page of pages()) {
+    for (const block of codeBlocks(readPage(page))) {
+      const where = `${page} › ${block.headings.at(-1)}`
+      const notRun = /^not run: (.+)$/.exec(block.note ?? '')?.[1]
+      if (notRun !== undefined) {
+        t.ok(notRun.length >= 10, `${page} line ${block.line} is not run: ${notRun}`)
+        continue
+      }
+      // Every ts block is compiled with the packed package, every js block run as CommonJS.
+      if (block.lang === 'ts' || block.lang === 'js') continue
+      seen.add(where)
+      t.ok(RUN.has(where), `${page} line ${block.line} (\`\`\`${block.lang} under "${block.headings.at(-1)}") is run by a test, or marked <!-- not run: why -->`)
+    }
+  }
+  for (const [where, test] of RUN) {
+    t.ok(seen.has(where), `${where} has a block that ${test} runs`)
+    const heading = where.split(' › ')[1]
+    t.ok(readFileSync(join(ROOT, test), 'utf8').includes(`'${heading}'`), `${test} reads the blocks under "${heading}"`)
+  }
+})
+
 t.test('the helpers read what GitHub shows', async (t) => {
   t.equal(slug('Metrics and shared limits: the `observe` profile'), 'metrics-and-shared-limits-the-observe-profile')
   t.equal(slug('Traces (OpenTelemetry)'), 'traces-opentelemetry')
@@ -67,4 +102,6 @@ t.test('the helpers read what GitHub shows', async (t) => {
   t.same([...anchors('# A\n## B b\n```sh\n# not a heading\n```\n## B b\n')], ['a', 'b-b', 'b-b-1'])
   t.same(links('[a](x.md) `[b](y.md)` ![c](z.png)\n```sh\n[d](w.md)\n```\n'), ['x.md', 'z.png'])
   t.throws(() => codeBlocks('```ts\nopen\n'), /line 1 is not closed/)
+  t.same(codeBlocks('<!-- not run: why -->\n```sh\nx\n```\n\n```sh\ny\n```\n').map((block) => block.note), ['not run: why', undefined])
+  t.same(tableRows('## T\n| a | b | c |\n|---|---|---|\n| `x` | | z |\n', 'T'), [['a', 'b', 'c'], ['`x`', '', 'z']])
 })

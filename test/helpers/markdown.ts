@@ -25,6 +25,8 @@ export interface CodeBlock {
   headings: string[]
   /** Its fence's line, from 1. */
   line: number
+  /** What an HTML comment on the line above it says: `file: map-store.ts`, `not run: it needs Docker`. */
+  note?: string
 }
 
 interface Parsed { blocks: CodeBlock[], headings: string[], prose: string[] }
@@ -35,18 +37,21 @@ function parse (markdown: string): Parsed {
   const headings: string[] = []
   const prose: string[] = []
   const path: string[] = []
-  let open: { lang: string, lines: string[], line: number, fence: string } | undefined
-  for (const [i, line] of markdown.split('\n').entries()) {
+  let open: { lang: string, lines: string[], line: number, fence: string, note?: string } | undefined
+  const lines = markdown.split('\n')
+  for (const [i, line] of lines.entries()) {
     if (open !== undefined) {
       if (line.trimEnd() === open.fence) {
-        blocks.push({ lang: open.lang, code: open.lines.join('\n') + '\n', headings: [...path], line: open.line })
+        const note = open.note === undefined ? {} : { note: open.note }
+        blocks.push({ lang: open.lang, code: open.lines.join('\n') + '\n', headings: [...path], line: open.line, ...note })
         open = undefined
       } else open.lines.push(line)
       continue
     }
     const fence = /^(`{3,})(\S*)\s*$/.exec(line)
     if (fence !== null) {
-      open = { lang: fence[2], lines: [], line: i + 1, fence: fence[1] }
+      const note = /^<!-- (.+?) -->$/.exec(lines[i - 1]?.trim() ?? '')?.[1]
+      open = { lang: fence[2], lines: [], line: i + 1, fence: fence[1], note }
       continue
     }
     const heading = /^(#{1,6}) (.+?)\s*$/.exec(line)
@@ -96,5 +101,6 @@ export function tableRows (markdown: string, heading: string): string[][] {
   const end = lines.findIndex((line, i) => i > start && /^#{1,6} /.test(line))
   return lines.slice(start + 1, end === -1 ? undefined : end)
     .filter((line) => line.startsWith('|') && !/^\|[-|: ]+\|$/.test(line))
-    .map((line) => line.slice(1, -1).split(' | ').map((cell) => cell.trim()))
+    // A `|` between spaces parts two cells, an empty one too (`| a | | b |`).
+    .map((line) => line.slice(1, -1).split(/(?<= )\|(?= )/).map((cell) => cell.trim()))
 }

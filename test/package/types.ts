@@ -3,7 +3,7 @@
 import Fastify from 'fastify'
 import { buildApp, loadConfig, type AppConfig, type Config } from 'plant-store'
 import auth, { type AuthOptions } from 'plant-store/auth'
-import plants, { type PlantsOptions } from 'plant-store/plants'
+import plants, { plantEtag, type PlantsOptions, type PlantsStore } from 'plant-store/plants'
 import { ErrorBody, NewPlant, Plant, sharedSchemas } from 'plant-store/schemas'
 import { openSqliteStore, openStore, StoreUnavailableError, type CreateResult, type PlantStore } from 'plant-store/store'
 import { openPostgresStore, type PostgresStoreOptions } from 'plant-store/store/postgres'
@@ -57,8 +57,14 @@ export async function typeChecks (): Promise<unknown[]> {
   const appConfig: AppConfig = config
   const service = await buildApp(appConfig)
   const options: PlantsOptions = { store }
+  // A PlantStore is a PlantsStore; an adapter needs only the members the routes call.
+  const port: PlantsStore = store
+  const { create, update, get, list, cursorKey } = store
+  // @ts-expect-error the routes delete plants too
+  const partial: PlantsStore = { create, update, get, list, cursorKey }
+  const etag: string = plantEtag({ name: 'Fern' })
   const authOptions: AuthOptions = { tokens: config.tokens }
-  return [service, options, authOptions, error, ids, open, postgres, viaUrl, changed, new StoreUnavailableError('down') instanceof Error]
+  return [service, options, port, partial, etag, authOptions, error, ids, open, postgres, viaUrl, changed, new StoreUnavailableError('down') instanceof Error]
 }
 
 export async function clientTypeChecks (): Promise<unknown[]> {

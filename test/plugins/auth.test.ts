@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import auth, { type AuthOptions } from '../../plugins/auth.js'
+import auth, { SCOPES, type AuthOptions } from '../../plugins/auth.js'
 import { sendError } from '../../src/http/errors.js'
 import { assertError, build, postPlant, TOKEN } from '../helpers/build.js'
 
@@ -31,6 +31,23 @@ t.test('every configured token is accepted; the scheme word is case-insensitive'
     t.equal(res.statusCode, 200, authorization)
     t.match(res.json().digest, /^[0-9a-f]{64}$/, 'the request knows the token by its digest only')
   }
+})
+
+t.test('the fields it sets are request decorators: every request of its scope has them from the start', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  const before: unknown[] = []
+  // Runs before the auth hook: the fields are already there, empty.
+  app.addHook('onRequest', async (request) => {
+    before.push(['tokenDigest', 'tokenFingerprint', 'tokenScopes'].map((field) => [Object.hasOwn(request, field), (request as unknown as Record<string, unknown>)[field]]))
+  })
+  await app.register(auth, { tokens: ['alpha'] })
+  app.get('/', async (request) => ({ fingerprint: request.tokenFingerprint, scopes: request.tokenScopes?.size }))
+  for (const field of ['tokenDigest', 'tokenFingerprint', 'tokenScopes']) t.ok(app.hasRequestDecorator(field), `${field} is declared`)
+  const res = await app.inject({ url: '/', headers: { authorization: 'Bearer alpha' } })
+  t.same(res.json(), { fingerprint: createHash('sha256').update('alpha').digest('hex').slice(0, 12), scopes: SCOPES.length })
+  t.equal((await app.inject('/')).statusCode, 401)
+  t.same(before, [[[true, undefined], [true, undefined], [true, undefined]], [[true, undefined], [true, undefined], [true, undefined]]])
 })
 
 t.test('no credentials: 401 with a challenge and no error code', async (t) => {

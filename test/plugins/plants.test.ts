@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import plants from '../../plugins/plants/index.js'
+import fp from 'fastify-plugin'
+import plants, { type PlantsStore } from '../../plugins/plants/index.js'
 import { acceptJsonBodies } from '../../plugins/plants/json-body.js'
 import { PLANT_BODY_LIMIT } from '../../schemas/index.js'
 import { sendError } from '../../src/http/errors.js'
@@ -100,10 +101,51 @@ t.test('registered twice: two prefixes, two stores', async (t) => {
     await app.register(plants, { store, prefix: '/a' })
     await app.register(plants, { store: other, prefix: '/b' })
   })
-  await app.inject({ ...json({ id: 1, name: 'in a' }), url: '/a/plants' })
-  await app.inject({ ...json({ id: 1, name: 'in b' }), url: '/b/plants' })
+  for (const id of [1, 2]) {
+    await app.inject({ ...json({ id, name: 'in a' }), url: '/a/plants' })
+    await app.inject({ ...json({ id, name: 'in b' }), url: '/b/plants' })
+  }
   t.same((await app.inject('/a/plants/1')).json(), { name: 'in a' })
   t.same((await app.inject('/b/plants/1')).json(), { name: 'in b' })
+  t.match((await app.inject('/a/plants?limit=1')).headers.link, /^<\/a\/plants\?limit=1&cursor=/, 'each next link carries its own prefix')
+  t.match((await app.inject('/b/plants?limit=1')).headers.link, /^<\/b\/plants\?limit=1&cursor=/)
+  t.equal((await app.inject({ method: 'DELETE', url: '/a/plants/2' })).statusCode, 204)
+  t.same((await app.inject('/b/plants/2')).json(), { name: 'in b' }, 'a delete under one prefix leaves the other')
+})
+
+t.test('a plugin as Fastify users expect: named, for Fastify 5, in a scope of its own', async (t) => {
+  t.match((plants as unknown as Record<symbol, unknown>)[Symbol.for('plugin-meta')], { name: 'plant-store-plants', fastify: '5.x', encapsulate: true })
+  const { app } = await host(t, async (app, store) => {
+    await app.register(plants, { store, prefix: '/v1' })
+    // A host's plugin can name it as a dependency.
+    await app.register(fp(async () => {}, { name: 'needs-plants', dependencies: ['plant-store-plants'] }))
+  })
+  t.equal(app.getSchemas().Plant, undefined, 'its schemas stay in its scope')
+  t.equal(app.hasContentTypeParser('application/merge-patch+json'), false, 'and so do its parsers')
+  t.equal((await app.inject('/v1/plants/1')).statusCode, 404)
+})
+
+t.test('a store of the members the routes use, and no other, is enough', async (t) => {
+  const full = openSqliteStore({ path: ':memory:' })
+  t.teardown(() => full.close())
+  const store: PlantsStore = {
+    cursorKey: full.cursorKey,
+    create: (plant, options) => full.create(plant, options),
+    update: (id, change, options) => full.update(id, change, options),
+    delete: (id, options) => full.delete(id, options),
+    get: (id) => full.get(id),
+    list: (query) => full.list(query)
+  }
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(plants, { store, prefix: '/p' })
+  for (const id of [1, 2]) t.equal((await app.inject({ ...json({ id, name: 'Fern' }), url: '/p/plants' })).statusCode, 200)
+  const read = await app.inject('/p/plants/1')
+  const patch = { method: 'PATCH' as const, url: '/p/plants/1', headers: { 'content-type': 'application/merge-patch+json', 'if-match': read.headers.etag as string }, payload: '{"tag":"shade"}' }
+  t.same((await app.inject(patch)).json(), { name: 'Fern', tag: 'shade' })
+  t.equal((await app.inject(patch)).statusCode, 412)
+  t.match((await app.inject('/p/plants?limit=1')).headers.link, /cursor=/)
+  t.equal((await app.inject({ method: 'DELETE', url: '/p/plants/1' })).statusCode, 204)
 })
 
 t.test('bodyLimit option', async (t) => {

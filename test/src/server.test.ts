@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import t from 'tap'
 import { bounded, pollUntil } from '../helpers/bounded.js'
+import { codeBlocks, readPage } from '../helpers/markdown.js'
 import { EXIT_MS, exited, failedStart, LOADER_ENV, serverCommand, START_MS, startServer } from '../helpers/server.js'
 
 t.test('a fresh start: prints a token, creates and reads a plant over HTTP, stops on SIGTERM', async (t) => {
@@ -11,6 +12,8 @@ t.test('a fresh start: prints a token, creates and reads a plant over HTTP, stop
   const token = /plant-store:\s+(\S+)\s*$/.exec(server.stderr())?.[1] as string
   t.match(server.stderr(), /WARNING: no API_TOKENS or API_TOKENS_FILE set/)
   t.match(token, /^[A-Za-z0-9_-]{32}$/)
+  const shown = codeBlocks(readPage('README.md')).find((block) => block.lang === 'text' && block.headings.at(-1) === 'Quick start')
+  t.ok(server.stderr().includes((shown?.code ?? '-').replace(/\S+\n$/, `${token}\n`)), "what the README's quick start shows, with this run's token")
 
   const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
   const created = await fetch(`${server.url}/plants`, { method: 'POST', headers: auth, body: '{"id":9223372036854775807,"name":"Palm","tag":"tree"}' })
@@ -50,7 +53,7 @@ t.test('a token shorter than 32 characters is warned of at start, by its positio
   const dir = t.testdir({ tokens: `${'f'.repeat(40)}\n\nshort-file-secret\n`, 'not-a-dir': 'x' })
   // Warned before the store opens: one that cannot ends the start right after.
   const { stderr } = await failedStart({ API_TOKENS: `${'a'.repeat(32)},short-list-secret`, API_TOKENS_FILE: join(dir, 'tokens'), DATABASE_URL: `sqlite:${join(dir, 'not-a-dir')}/plants.db` })
-  t.match(stderr, /^plant-store: WARNING: the token at API_TOKENS entry 2 has 17 characters: use at least 32 random ones \(openssl rand -base64 32\)\n/)
+  t.match(stderr, /^plant-store: WARNING: the token at API_TOKENS entry 2 has 17 characters: use at least 32 random ones \(openssl rand -hex 32\)\n/)
   t.match(stderr, /\nplant-store: WARNING: the token at API_TOKENS_FILE line 3 has 17 characters: /)
   t.notMatch(stderr, /short-(list|file)-secret/, 'the tokens are not printed')
 })

@@ -9,7 +9,7 @@ t.test('defaults', async (t) => {
     port: 3000,
     host: '127.0.0.1',
     tokens: ['a'],
-    shortTokens: ['the token at API_TOKENS entry 1 has 1 characters: use at least 32 random ones (openssl rand -base64 32)'],
+    shortTokens: ['the token at API_TOKENS entry 1 has 1 characters: use at least 32 random ones (openssl rand -hex 32)'],
     generatedToken: undefined,
     databaseUrl: 'sqlite:./data/plants.db',
     sqliteSynchronous: 'normal',

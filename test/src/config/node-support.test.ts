@@ -12,12 +12,14 @@ const ROOT = join(import.meta.dirname, '..', '..', '..')
 // NODE_OPTIONS that make a process report Node.js 20.20.2, or REPORTED_NODE when set.
 const NODE20 = `--import=${pathToFileURL(join(import.meta.dirname, '..', '..', 'helpers', 'reported-node.mjs')).href}`
 
-t.test('Node.js 22 and later run the service; 20 and older are refused with the lines that are supported', async (t) => {
-  for (const version of ['22.0.0', '22.23.3', '24.21.0', '26.1.0']) t.equal(unsupportedNode(version), undefined, version)
-  for (const version of ['20.20.2', '18.20.8']) {
-    t.equal(unsupportedNode(version), `Node.js ${version} is not supported: use Node.js 22 or 24 (see the README, "Node.js").`)
+t.test("what package.json's engines admits runs the service; older is refused with the lines that are supported", async (t) => {
+  const { engines } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  t.equal(engines.node, '^22.13.0 || ^24.0.0', 'the range this check follows')
+  for (const version of ['22.13.0', '22.23.3', '24.0.0', '24.21.0', '26.1.0']) t.equal(unsupportedNode(version), undefined, version)
+  for (const version of ['22.12.0', '22.0.0', '21.7.3', '20.20.2', '18.20.8']) {
+    t.equal(unsupportedNode(version), `Node.js ${version} is not supported: use Node.js 22 (22.13 or later) or 24 (see the README, "Node.js").`)
   }
-  t.equal(SUPPORTED_NODE_LINES, 'Node.js 22 or 24')
+  t.equal(SUPPORTED_NODE_LINES, 'Node.js 22 (22.13 or later) or 24')
   t.equal(unsupportedNode(), undefined, 'the Node.js running this test is supported')
 })
 
@@ -26,14 +28,14 @@ t.test('on Node.js 20 the SQLite store refuses to open, where better-sqlite3 wou
   Object.defineProperty(process, 'versions', { value: { ...real, node: '20.20.2' }, configurable: true })
   t.teardown(() => { Object.defineProperty(process, 'versions', { value: real, configurable: true }) })
   const path = join(t.testdir(), 'nested', 'plants.db')
-  t.throws(() => openSqliteStore({ path }), /^the SQLite store cannot open: Node\.js 20\.20\.2 is not supported: use Node\.js 22 or 24/)
+  t.throws(() => openSqliteStore({ path }), /^the SQLite store cannot open: Node\.js 20\.20\.2 is not supported: use Node\.js 22 \(22\.13 or later\) or 24/)
   t.notOk(existsSync(join(t.testdir(), 'nested')), 'nothing was made on disk')
 })
 
 t.test('on Node.js 20 the server refuses to start with one line and exit 1', async (t) => {
   const { code, stderr } = await failedStart({ API_TOKENS: 'a'.repeat(32), DATABASE_URL: 'sqlite::memory:', NODE_OPTIONS: NODE20 })
   t.equal(code, 1)
-  t.equal(stderr, 'plant-store: Node.js 20.20.2 is not supported: use Node.js 22 or 24 (see the README, "Node.js").\n')
+  t.equal(stderr, 'plant-store: Node.js 20.20.2 is not supported: use Node.js 22 (22.13 or later) or 24 (see the README, "Node.js").\n')
 })
 
 t.test('on Node.js 20 the install is refused with one line (the preinstall script)', async (t) => {
@@ -46,7 +48,7 @@ t.test('on Node.js 20 the install is refused with one line (the preinstall scrip
       return { code: (error as { code: number }).code, stderr: (error as { stderr: string }).stderr }
     }
   }
-  t.same(await run(NODE20), { code: 1, stderr: 'plant-store: Node.js 20.20.2 is not supported: use Node.js 22 or 24 (see the README, "Node.js").\n' })
+  t.same(await run(NODE20), { code: 1, stderr: 'plant-store: Node.js 20.20.2 is not supported: use Node.js 22 (22.13 or later) or 24 (see the README, "Node.js").\n' })
   t.same(await run(''), { code: 0, stderr: '' }, 'the Node.js running this test installs')
 })
 
