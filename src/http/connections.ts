@@ -65,8 +65,8 @@ function throttled (report: (count: number) => void): () => void {
  *   sends requests gets in. Only when every connection is in the middle of answering a
  *   request is the new one refused, closed as soon as accepted.
  * A descriptor table that is full anyway does not end the process: libuv refuses what it
- * cannot accept, and service resumes as others close. Refusals are reported at most every
- * ten seconds, not one line each.
+ * cannot accept, and service resumes as others close. Refusals, and unfinished connections
+ * closed, are reported at most every ten seconds, not one line each.
  */
 export function guardConnections (app: FastifyInstance, limits: ConnectionLimits): void {
   const { maxConnections, maxConnectionsPerAddress } = limits
@@ -78,6 +78,7 @@ export function guardConnections (app: FastifyInstance, limits: ConnectionLimits
   const clients = new Map<string, Client>()
 
   const refusedTotal = throttled((dropped) => app.log.warn({ dropped, maxConnections }, 'connections refused: MAX_CONNECTIONS are open'))
+  const closedUnfinished = throttled((closed) => app.log.warn({ closed, maxConnections }, 'connections that had not sent a whole request closed: MAX_CONNECTIONS are open'))
   const refusedAddress = throttled((dropped) => app.log.warn({ dropped, maxConnectionsPerAddress }, 'connections refused: MAX_CONNECTIONS_PER_ADDRESS are open from one address'))
 
   function forget (socket: Socket): void {
@@ -105,7 +106,10 @@ export function guardConnections (app: FastifyInstance, limits: ConnectionLimits
   // The oldest connection whose request has not all arrived: the ones before it are answering one.
   function closeOldestUnfinished (): boolean {
     for (const [socket, connection] of open) {
-      if (connection.request === undefined || !connection.request.complete) return close(socket)
+      if (connection.request === undefined || !connection.request.complete) {
+        closedUnfinished()
+        return close(socket)
+      }
     }
     return false
   }
