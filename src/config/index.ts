@@ -99,7 +99,7 @@ export interface Config {
   rateLimitMax?: number
   /** The rate limit's window, in ms. */
   rateLimitWindow: number
-  /** Open connections at most: beyond, the one idle the longest is closed, or else the new one. */
+  /** Open connections at most: beyond, the one idle the longest is closed, or else the oldest unfinished one, or else the new one. */
   maxConnections: number
   /** Open connections from one client address (an IPv6 /64) at most, a trusted proxy's excepted. */
   maxConnectionsPerAddress: number

@@ -10,17 +10,20 @@ const REPORT_EVERY = 10_000
 
 export type ConnectionLimits = Pick<Config, 'maxConnections' | 'maxConnectionsPerAddress' | 'trustProxy'>
 
-interface Connection {
-  /** Whose it is (an IPv4 address, an IPv6 /64); undefined for a trusted proxy's, which carry many clients. */
-  client?: string
-  /** Requests received and not yet answered: idle at 0. */
-  busy: number
-}
-
 interface Client {
+  key: string
   open: number
   /** Its idle connections, the longest idle first. */
   idle: Set<Socket>
+}
+
+interface Connection {
+  /** Whose it is (an IPv4 address, an IPv6 /64); undefined for a trusted proxy's, which carry many clients. */
+  client?: Client
+  /** Requests received and not yet answered: idle at 0. */
+  busy: number
+  /** The last request received on it; until it is complete, the connection has not sent a whole request. */
+  request?: IncomingMessage
 }
 
 /** Whose a connection from `address` is: one host holds a whole IPv6 /64 as easily as one address, so it is one client. */
@@ -54,24 +57,28 @@ function throttled (report: (count: number) => void): () => void {
  * so that no client can hold them all:
  * - one client address (an IPv6 /64) holds at most `maxConnectionsPerAddress`; a trusted
  *   proxy's (TRUST_PROXY) are exempt, as they carry every client behind it (the proxy
- *   caps its own clients);
- * - when a cap is reached, the connection idle the longest (a keep-alive between requests)
- *   of that address, or of all, is closed to admit the new one; only when none is idle is
- *   the new one refused, closed as soon as accepted.
- * A connection that has sent no request yet is not idle: Node's headers timeout ends it.
+ *   caps its own clients); at that cap, its own connection idle the longest (a keep-alive
+ *   between requests) is closed to admit the new one, or else the new one is refused;
+ * - at `maxConnections`, the connection idle the longest is closed to admit the new one,
+ *   or else the oldest that has not sent a whole request yet (silent, or sending its
+ *   headers or body slowly): however many addresses hold such connections, a client that
+ *   sends requests gets in. Only when every connection is in the middle of answering a
+ *   request is the new one refused, closed as soon as accepted.
  * A descriptor table that is full anyway does not end the process: libuv refuses what it
- * cannot accept, and service resumes as others close. Refusals are reported at most every
- * ten seconds, not one line each.
+ * cannot accept, and service resumes as others close. Refusals, and unfinished connections
+ * closed, are reported at most every ten seconds, not one line each.
  */
 export function guardConnections (app: FastifyInstance, limits: ConnectionLimits): void {
   const { maxConnections, maxConnectionsPerAddress } = limits
   const isProxy = trusted(limits.trustProxy)
+  // Every open connection, the oldest first (a Map keeps insertion order).
   const open = new Map<Socket, Connection>()
-  // Every idle connection, the longest idle first (a Set keeps insertion order).
+  // Every idle connection, the longest idle first.
   const idle = new Set<Socket>()
   const clients = new Map<string, Client>()
 
   const refusedTotal = throttled((dropped) => app.log.warn({ dropped, maxConnections }, 'connections refused: MAX_CONNECTIONS are open'))
+  const closedUnfinished = throttled((closed) => app.log.warn({ closed, maxConnections }, 'connections that had not sent a whole request closed: MAX_CONNECTIONS are open'))
   const refusedAddress = throttled((dropped) => app.log.warn({ dropped, maxConnectionsPerAddress }, 'connections refused: MAX_CONNECTIONS_PER_ADDRESS are open from one address'))
 
   function forget (socket: Socket): void {
@@ -79,58 +86,80 @@ export function guardConnections (app: FastifyInstance, limits: ConnectionLimits
     if (connection === undefined) return
     open.delete(socket)
     idle.delete(socket)
-    if (connection.client === undefined) return
-    const client = clients.get(connection.client) as Client
+    const client = connection.client
+    if (client === undefined) return
     client.idle.delete(socket)
-    if (--client.open === 0) clients.delete(connection.client)
+    if (--client.open === 0) clients.delete(client.key)
+  }
+
+  function close (socket: Socket): true {
+    forget(socket)
+    socket.destroy()
+    return true
   }
 
   function closeIdlest (sockets: Set<Socket>): boolean {
     const [idlest] = sockets
-    if (idlest === undefined) return false
-    forget(idlest)
-    idlest.destroy()
-    return true
+    return idlest !== undefined && close(idlest)
+  }
+
+  // The oldest connection whose request has not all arrived: the ones before it are answering one.
+  function closeOldestUnfinished (): boolean {
+    for (const [socket, connection] of open) {
+      if (connection.request === undefined || !connection.request.complete) {
+        closedUnfinished()
+        return close(socket)
+      }
+    }
+    return false
   }
 
   // First, before Node's HTTP server sets the connection up.
   app.server.prependListener('connection', (socket: Socket) => {
     const address = socket.remoteAddress
-    const client = address !== undefined && isProxy(address) ? undefined : clientOf(address)
-    const own = client === undefined ? undefined : clients.get(client)
-    if (own !== undefined && own.open >= maxConnectionsPerAddress && !closeIdlest(own.idle)) {
+    const key = address !== undefined && isProxy(address) ? undefined : clientOf(address)
+    let client = key === undefined ? undefined : clients.get(key)
+    if (client !== undefined && client.open >= maxConnectionsPerAddress && !closeIdlest(client.idle)) {
       refusedAddress()
       socket.destroy()
       return
     }
-    if (open.size >= maxConnections && !closeIdlest(idle)) {
+    if (open.size >= maxConnections && !closeIdlest(idle) && !closeOldestUnfinished()) {
       refusedTotal()
       socket.destroy()
       return
     }
-    open.set(socket, { client, busy: 0 })
-    if (client !== undefined) {
-      if (own === undefined) clients.set(client, { open: 1, idle: new Set() })
-      else own.open++
+    if (key !== undefined) {
+      // Looked up again: making room may have closed this client's last connection.
+      client = clients.get(key)
+      if (client === undefined) clients.set(key, client = { key, open: 0, idle: new Set() })
+      client.open++
     }
+    open.set(socket, { client, busy: 0, request: undefined })
     socket.once('close', () => forget(socket))
   })
+
+  // Idle from the end of its answer, last in the order; unless it is closing (Connection: close), or closed.
+  function answered (this: ServerResponse): void {
+    const socket = this.req.socket
+    const connection = open.get(socket)
+    if (connection === undefined || --connection.busy > 0 || !socket.writable) return
+    idle.add(socket)
+    connection.client?.idle.add(socket)
+  }
 
   app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket
     const connection = open.get(socket)
     /* c8 ignore next -- every connection is tracked from its start, and one closed to make room carries no more requests */
     if (connection === undefined) return
+    connection.request = request
     if (connection.busy++ === 0) {
       idle.delete(socket)
-      if (connection.client !== undefined) (clients.get(connection.client) as Client).idle.delete(socket)
+      connection.client?.idle.delete(socket)
     }
-    response.once('close', () => {
-      // Idle from now, last in the order; unless it is closing (Connection: close), or closed.
-      if (--connection.busy > 0 || !socket.writable || !open.has(socket)) return
-      idle.add(socket)
-      if (connection.client !== undefined) (clients.get(connection.client) as Client).idle.add(socket)
-    })
+    // One function for every answer: nothing is allocated per request.
+    response.on('finish', answered)
   })
 
   // An 'error' event without a listener is thrown. Errors of listen() reach Fastify's own listener.

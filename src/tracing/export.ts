@@ -1,4 +1,5 @@
-import type { Agent } from 'node:http'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import type { Agent, ClientRequest } from 'node:http'
 import { ExportResultCode } from '@opentelemetry/core'
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http'
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
@@ -30,6 +31,10 @@ const SCOPE = 'plant-store'
 // timeout is one of inactivity, and a collector that trickles its answer would hold it forever.
 const GRACE = 100
 
+// Informational (1xx) answers an export takes before its final one. Node's client parses each
+// and waits on for the next without end, and the transport's timeouts see a busy connection.
+const MAX_INFORMATIONAL = 8
+
 /**
  * Sends spans to an OTLP/HTTP collector in batches, one export at a time, through
  * @opentelemetry/otlp-exporter-base's transport for http: and https: alike (its retries,
@@ -57,6 +62,7 @@ export class SpanExport {
   // Where the warnings say the spans went, and what they never show: the endpoint's credentials.
   private readonly where: string
   private readonly secrets: string[]
+  private readonly url: URL
 
   constructor (private readonly options: SpanExportOptions) {
     this.maxQueue = options.maxQueue ?? 2048
@@ -76,6 +82,20 @@ export class SpanExport {
     const component = json ? 'otlp_http_json_span_exporter' : 'otlp_http_span_exporter'
     this.delegate = createOtlpHttpExportDelegate(config, serializer, component, { name: 'span', countItems: (batch: SpanBatch) => batch.count }, undefined)
     this.current = this.batch()
+    this.url = new URL(config.url)
+    // The transport's requests are its own: Node's channel for every client request shows them.
+    subscribe('http.client.request.start', this.bound)
+  }
+
+  /** Cuts an export to which the collector sends informational answers without end. */
+  private readonly bound = (message: unknown): void => {
+    const { request } = message as { request: ClientRequest }
+    const url = this.url
+    if (request.protocol !== url.protocol || request.getHeader('host') !== url.host || request.path !== url.pathname + url.search) return
+    let informational = 0
+    request.on('information', () => {
+      if (++informational > MAX_INFORMATIONAL) request.destroy(new Error(`the collector sent more than ${MAX_INFORMATIONAL} informational (1xx) answers`))
+    })
   }
 
   private batch (): SpanBatch {
@@ -153,6 +173,7 @@ export class SpanExport {
     this.next()
     await drained
     await this.delegate.shutdown()
+    unsubscribe('http.client.request.start', this.bound)
     const failure = this.closing?.failure
     if (failure !== undefined) throw failure
   }

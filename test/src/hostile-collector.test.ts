@@ -8,7 +8,7 @@ import { TOKEN } from '../helpers/build.js'
 import { startServer } from '../helpers/server.js'
 
 // A collector that means harm, on loopback: how it answers each export is the test's to switch.
-type Behaviour = 'well' | 'endless chunk-size line' | 'trickle' | 'silence' | 'huge body'
+type Behaviour = 'well' | 'endless chunk-size line' | 'trickle' | 'silence' | 'huge body' | 'endless 1xx'
 
 // A connection's answer, written as fast as the service reads it (waiting whenever the socket is full).
 function flood (socket: Socket, head: string, piece: Buffer): void {
@@ -24,6 +24,8 @@ function flood (socket: Socket, head: string, piece: Buffer): void {
 function hostileCollector () {
   let behaviour: Behaviour = 'well'
   let taken = 0
+  // The connections met with a hostile answer since the last switch: when each was answered, and closed.
+  let hostile: Array<{ since: number, until?: number }> = []
   const sockets = new Set<Socket>()
   const server = createServer((socket) => {
     sockets.add(socket)
@@ -34,6 +36,11 @@ function hostileCollector () {
     socket.on('data', () => {
       if (answered) return
       answered = true
+      if (behaviour !== 'well') {
+        const connection: { since: number, until?: number } = { since: performance.now() }
+        hostile.push(connection)
+        socket.on('close', () => { connection.until = performance.now() })
+      }
       if (behaviour === 'well') {
         taken++
         socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')
@@ -41,6 +48,9 @@ function hostileCollector () {
       } else if (behaviour === 'endless chunk-size line') {
         // A chunk size whose line never ends: an extension without end, and no CRLF.
         flood(socket, 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;x=', Buffer.alloc(16 * 1024, 'a'))
+      } else if (behaviour === 'endless 1xx') {
+        // Informational answers without end, each a whole message to parse, and never the final one.
+        flood(socket, '', Buffer.from('HTTP/1.1 100 Continue\r\n\r\n'.repeat(512)))
       } else if (behaviour === 'huge body') {
         flood(socket, 'HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 100000000000\r\n\r\n', Buffer.alloc(16 * 1024))
       } else if (behaviour === 'trickle') {
@@ -56,8 +66,11 @@ function hostileCollector () {
     server,
     /** Exports answered well so far. */
     taken: () => taken,
+    /** How long each connection answered with hostility has been open, or stayed open, in ms. */
+    held: () => hostile.map(({ since, until }) => ({ ms: (until ?? performance.now()) - since, closed: until !== undefined })),
     set (next: Behaviour) {
       behaviour = next
+      hostile = []
       // The next export meets the new behaviour on a new connection.
       for (const socket of sockets) socket.destroy()
     },
@@ -132,7 +145,7 @@ t.test('a hostile collector costs only spans: creates keep their rate, RSS stays
   // good one, in this run, on this machine (shared, and busy: only a large difference counts).
   await phase(2000)
   let first: number | undefined
-  for (const behaviour of ['endless chunk-size line', 'trickle', 'silence', 'huge body'] as const) {
+  for (const behaviour of ['endless chunk-size line', 'trickle', 'silence', 'huge body', 'endless 1xx'] as const) {
     collector.set('well')
     const taken = collector.taken()
     const well = await phase(3000)
@@ -153,5 +166,11 @@ t.test('a hostile collector costs only spans: creates keep their rate, RSS stays
     t.ok(hostile.rss <= (first as number) + 100, `${behaviour}: RSS stays bounded`)
     t.ok(hostile.health.median <= Math.max(100, 3 * well.health.median), `${behaviour}: /health answers at once`)
     t.ok(hostile.health.max <= Math.max(2000, 5 * well.health.max), `${behaviour}: and never waits long`)
+    if (behaviour === 'endless 1xx') {
+      // Bounded like any other answer: cut at once, where the export's timeout would hold it 5 s.
+      await pollUntil(() => collector.held().some(({ ms, closed }) => closed || ms >= 2500), 15_000, 'an export to the hostile collector')
+      const held = collector.held().map(({ ms }) => Math.round(ms))
+      t.ok(Math.max(...held) < 2500, `${behaviour}: an export is cut after a few informational answers (open ${held.join(', ')} ms)`)
+    }
   }
 })

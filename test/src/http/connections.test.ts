@@ -26,6 +26,8 @@ interface Held {
   closed: () => boolean
   /** Everything the server sent on it. */
   received: () => string
+  /** Resolves once it is closed. */
+  gone: Promise<unknown>
 }
 
 /** A connection from `from`, held open by the test; it has connected (or been refused) when this resolves. */
@@ -37,8 +39,9 @@ async function hold (port: number, from: string): Promise<Held> {
   socket.on('data', (chunk) => { received += chunk.toString('latin1') })
   socket.on('end', () => { closed = true })
   socket.on('close', () => { closed = true })
-  await Promise.race([once(socket, 'connect'), once(socket, 'close')])
-  return { socket, closed: () => closed, received: () => received }
+  const gone = new Promise((resolve) => socket.once('close', resolve))
+  await Promise.race([once(socket, 'connect'), gone])
+  return { socket, closed: () => closed, received: () => received, gone }
 }
 
 /** A keep-alive connection from `from` that has had one GET /health answered, and then idles. */
@@ -56,6 +59,17 @@ async function slowHeaders (port: number, from: string): Promise<Held> {
   if (held.closed()) return held
   held.socket.write('GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ')
   const trickle = setInterval(() => { if (!held.closed()) held.socket.write('a') }, 500)
+  held.socket.on('close', () => clearInterval(trickle))
+  return held
+}
+
+/** A connection from `from` that sends a request's headers at once and then trickles its body, never finishing. */
+async function slowBody (port: number, from: string): Promise<Held> {
+  const held = await hold(port, from)
+  if (held.closed()) return held
+  // An unknown path: its body is read before the 404, with no token needed.
+  held.socket.write('POST /nothing HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n[')
+  const trickle = setInterval(() => { if (!held.closed()) held.socket.write(' ') }, 500)
   held.socket.on('close', () => clearInterval(trickle))
   return held
 }
@@ -127,14 +141,103 @@ t.test('at MAX_CONNECTIONS, the connection idle the longest is closed to admit a
   await pollUntil(() => c[2].closed() && c[3].closed(), 5000, 'the next two closed')
   t.same(closed(), [true, false, true, true, false, false, false], 'the idlest two closed; the one used again stays')
 
-  // Connections that have not sent a request yet, or are sending one, are never closed to make room.
-  const busy = [await slowHeaders(port, '127.0.0.6'), await slowHeaders(port, '127.0.0.6'), await hold(port, '127.0.0.7'), await hold(port, '127.0.0.7')]
-  all.push(...busy)
+  // Idle ones go first, before any that has not sent a whole request.
+  const unfinished = [await slowHeaders(port, '127.0.0.6'), await slowHeaders(port, '127.0.0.6'), await hold(port, '127.0.0.7'), await hold(port, '127.0.0.7')]
+  all.push(...unfinished)
   await pollUntil(() => closed().slice(0, 7).every(Boolean), 5000, 'every idle one closed, idlest first')
-  t.equal(stillOpen(busy), 4)
-  t.equal(await send(port, CLIENT), 'ECONNRESET', 'none idle: the new connection is refused')
-  t.equal(stillOpen(busy), 4, 'and the busy ones stay')
+  await sleep(200)
+  t.equal(stillOpen(unfinished), 4, 'and only they')
 })
+
+t.test('at MAX_CONNECTIONS with none idle, the oldest that has not sent a whole request is closed; one whose request is being answered never is', async (t) => {
+  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: 'sqlite::memory:', MAX_EVENT_LOOP_DELAY: '0', MAX_CONNECTIONS: '4', HEADERS_TIMEOUT: '60000', REQUEST_TIMEOUT: '60000' }))
+  // Answers that wait for the test: their requests have all arrived, and are being answered.
+  const waiting: Array<() => void> = []
+  app.get('/wait', async () => { await new Promise<void>((resolve) => waiting.push(resolve)); return { status: 'done' } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as AddressInfo).port
+  const all: Held[] = []
+  t.teardown(async () => {
+    for (const answer of waiting) answer()
+    for (const held of all) held.socket.destroy()
+    await app.close()
+  })
+  const opened = async (open: Promise<Held>) => { const held = await open; all.push(held); return held }
+  const answering = async (from: string) => {
+    const held = await opened(hold(port, from))
+    const before = waiting.length
+    held.socket.write('GET /wait HTTP/1.1\r\nHost: x\r\n\r\n')
+    await pollUntil(() => waiting.length > before, 5000, 'the request being answered')
+    return held
+  }
+  const closed = () => all.map((held) => held.closed())
+
+  const answered = await answering('127.0.0.2')
+  const unfinished = [await opened(hold(port, '127.0.0.3')), await opened(slowHeaders(port, '127.0.0.4')), await opened(slowBody(port, '127.0.0.5'))]
+  await sleep(200)
+  for (const [i, what] of ['silent', 'sending its headers slowly', 'sending its body slowly'].entries()) {
+    // A new connection, silent itself: the room is full.
+    await opened(hold(port, `127.0.0.${6 + i}`))
+    await pollUntil(() => unfinished[i].closed(), 5000, `the ${what} one closed`)
+    await sleep(200)
+    t.same(closed(), [false, ...unfinished.map((_, j) => j <= i), ...Array.from({ length: i + 1 }, () => false)], `the oldest unfinished closed: the one ${what}`)
+  }
+  t.equal(await send(port, '127.0.0.9'), 200, 'a client that sends a request is served')
+  t.ok(all[4].closed(), 'in place of the oldest silent one')
+  t.notOk(answered.closed(), 'the one being answered stays')
+
+  // Answered, it is idle: the first to go, before the unfinished.
+  const more = await opened(hold(port, '127.0.0.10'))
+  ;(waiting.shift() as () => void)()
+  await pollUntil(() => answered.received().endsWith('{"status":"done"}'), 5000, 'the answer')
+  await opened(hold(port, '127.0.0.11'))
+  await pollUntil(() => answered.closed(), 5000, 'the idle one closed')
+  await sleep(200)
+  t.same(closed().slice(5), [false, false, false, false], 'and only it')
+  t.notOk(more.closed(), 'the unfinished ones stay')
+
+  // Every connection being answered: the new one is refused.
+  const busy = [await answering('127.0.0.12'), await answering('127.0.0.13'), await answering('127.0.0.14'), await answering('127.0.0.15')]
+  t.equal(await send(port, '127.0.0.9'), 'ECONNRESET', 'none idle or unfinished: the new connection is refused')
+  t.equal(stillOpen(busy), 4, 'and those being answered stay')
+})
+
+// Five addresses, a quarter of MAX_CONNECTIONS each, as the issue's attacker had (scaled down).
+const ATTACKERS = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6']
+const modes = [['silent', hold], ['slow-header', slowHeaders], ['slow-body', slowBody]] as const
+
+for (const [mode, open] of modes) {
+  t.test(`five addresses within their cap, each holding ${mode} connections reopened as soon as they close, leave a client that sends requests served`, async (t) => {
+    const { port } = await listening(t, { MAX_CONNECTIONS: '200', MAX_CONNECTIONS_PER_ADDRESS: '50', HEADERS_TIMEOUT: '60000', REQUEST_TIMEOUT: '60000' })
+    const ending = new AbortController()
+    const live = new Set<Held>()
+    const keep = async (from: string) => {
+      while (!ending.signal.aborted) {
+        const held = await open(port, from)
+        if (ending.signal.aborted) held.socket.destroy()
+        live.add(held)
+        await held.gone
+        live.delete(held)
+      }
+    }
+    // Each address a quarter of the room: more connections than it holds.
+    const attack = ATTACKERS.flatMap((from) => Array.from({ length: 50 }, () => keep(from)))
+    const stop = async () => {
+      ending.abort()
+      for (const held of live) held.socket.destroy()
+      await Promise.all(attack)
+    }
+    t.teardown(stop)
+    await pollUntil(() => stillOpen([...live]) >= 200, 30_000, () => `${stillOpen([...live])} of the attackers' connections open`)
+    await sleep(500)
+
+    const answers: Array<number | string> = []
+    for (let i = 0; i < 20; i++) answers.push(await send(port, '127.0.0.7'))
+    await stop()
+    const served = answers.filter((answer) => answer === 200).length
+    t.ok(served >= 18, `${served} of its 20 new connections answered (${answers.join(', ')})`)
+  })
+}
 
 t.test('MAX_CONNECTIONS_PER_ADDRESS: an address at its cap has its own idlest connection closed, or is refused', async (t) => {
   const lines: Array<Record<string, unknown>> = []

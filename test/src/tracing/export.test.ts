@@ -148,7 +148,7 @@ t.test('a collector that trickles its answer, never idle: the export is cut at i
   t.equal(collector.open(), 0, 'the connection is closed')
 })
 
-t.test('what the transport reads of an answer is bounded: a chunk-size line without end, a body without end', async (t) => {
+t.test('what the transport reads of an answer is bounded: a chunk-size line without end, a body without end, informational answers without end', async (t) => {
   const flood = (head: string, piece: Buffer) => (socket: Socket) => {
     socket.write(head)
     const more = (): void => {
@@ -160,7 +160,8 @@ t.test('what the transport reads of an answer is bounded: a chunk-size line with
   }
   for (const [what, head, piece, reason] of [
     ['a chunk-size line without end', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;x=', Buffer.alloc(16 * 1024, 'a'), /Chunk extensions overflow/],
-    ['a body without end', 'HTTP/1.1 400 Bad Request\r\nContent-Length: 100000000000\r\n\r\n', Buffer.alloc(16 * 1024), /exceeded size limit/]
+    ['a body without end', 'HTTP/1.1 400 Bad Request\r\nContent-Length: 100000000000\r\n\r\n', Buffer.alloc(16 * 1024), /exceeded size limit/],
+    ['informational answers without end', '', Buffer.from('HTTP/1.1 100 Continue\r\n\r\n'.repeat(512)), /^the collector sent more than 8 informational \(1xx\) answers$/]
   ] as const) {
     const collector = await rawCollector(t, flood(head, piece))
     const { exporter, spans } = exporting(t, { url: collector.url, timeout: 10_000 })
@@ -169,4 +170,14 @@ t.test('what the transport reads of an answer is bounded: a chunk-size line with
     await t.rejects(exporter.close(), { message: reason }, `${what}: refused`)
     t.ok(performance.now() - started < 5000, `${what}: at once, not at the export's timeout (${Math.round(performance.now() - started)} ms)`)
   }
+})
+
+t.test('a few informational answers before the final one are read past, as HTTP allows', async (t) => {
+  const collector = await rawCollector(t, (socket) => {
+    socket.end('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n'.repeat(4) + 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n')
+  })
+  const { exporter, spans, lines } = exporting(t, { url: collector.url })
+  spans(1)
+  await t.resolves(exporter.close(), 'taken')
+  t.same(lines, [], 'and nothing to say')
 })
