@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CREATE, FIRST_PAGE, getById, serviceCommand } from './load.js'
 import { hasPgbench, pgbenchTarget } from './pgbench.js'
-import { cpuRatio, figures, fmt, median, rateRatio, runFacts, table, writeSection } from './report.js'
+import { cpuRatio, figures, finishRun, fmt, median, rateRatio, runFacts, table } from './report.js'
 import { nodeTarget, runRounds, type Results, type Target } from './rounds.js'
 import { freshDatabase, PG_URL, removeDatabases } from './stores.js'
 import { otlpSink, SAMPLINGS } from './tracing.js'
@@ -86,9 +86,7 @@ try {
   await removeDatabases()
 }
 
-writeSection(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench`', lines)
-process.stdout.write(`${lines.join('\n')}\n`)
-process.stderr.write(`bench: done in ${Math.round(performance.now() / 1000)} s, written to bench/results.md\n`)
+finishRun(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench`', lines)
 
 /** One server's row: its medians, and Plant Store's figures over its own, round by round. */
 function row (results: Results, workload: string, name: string, plantStore: string): string[][] {
