@@ -27,7 +27,7 @@ export interface Metrics {
 // Methods outside this set (Node's parser knows some thirty) share one label value.
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
 
-// From a fast read (about 0.1 ms) to a store that waits out DATABASE_TIMEOUT.
+// From a fast read to a store that waits out DATABASE_TIMEOUT.
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 interface RequestLabels { method: string, route: string, status_code: string }
@@ -43,7 +43,7 @@ export function createMetrics (): Metrics {
   const durations = new FastHistogram('http_request_duration_seconds',
     'Time from the request\'s arrival to its answer, by method, route template and status code', SECONDS, registry)
   // The histogram's count, under the name dashboards expect: copied when scraped, so
-  // that a request pays for one observation, not two (measured with npm run bench).
+  // that a request pays for one observation, not two.
   // eslint-disable-next-line no-new -- registered: read when scraped
   new Counter({
     name: 'http_requests_total',
