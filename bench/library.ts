@@ -1,12 +1,10 @@
 // Preloaded into Plant Store as it ships (node --import) to put a library in place of one of
 // our own pieces, for the bench's rows that set the two side by side. BENCH_LIBRARY names it:
 //   otel-sdk     the OpenTelemetry SDK's tracer and exporter (sdk-tracing.ts) for src/tracing/
-//   prom-client  prom-client's Histogram (prom-durations.ts) for src/metrics/durations.ts
 import { registerHooks } from 'node:module'
 
 const SWAPS: Record<string, { parent: string, specifier: string, by: string }> = {
-  'otel-sdk': { parent: '/src/observability.js', specifier: './tracing/index.js', by: './sdk-tracing.js' },
-  'prom-client': { parent: '/src/metrics/index.js', specifier: './durations.js', by: './prom-durations.js' }
+  'otel-sdk': { parent: '/src/observability.js', specifier: './tracing/index.js', by: './sdk-tracing.js' }
 }
 const name = process.env.BENCH_LIBRARY ?? ''
 const swap = SWAPS[name]
