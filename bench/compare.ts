@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CREATE, FIRST_PAGE, getById, serviceCommand } from './load.js'
-import { commitOf, cpuRatio, fmt, median, medianCpu, medianRate, rateRatio, runFacts, table, writeSection } from './report.js'
+import { commitOf, cpuRatio, finishRun, fmt, median, medianCpu, medianRate, rateRatio, runFacts, table } from './report.js'
 import { nodeTarget, Results, runRounds, type Target } from './rounds.js'
 import { freshDatabase, PG_URL, removeDatabases } from './stores.js'
 import { otlpSink, SAMPLINGS } from './tracing.js'
@@ -90,6 +90,4 @@ try {
   await removeDatabases()
 }
 
-writeSection(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench:compare`', lines)
-process.stdout.write(`${lines.join('\n')}\n`)
-process.stderr.write(`bench: done in ${Math.round(performance.now() / 1000)} s, written to bench/results.md\n`)
+finishRun(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench:compare`', lines)

@@ -1,12 +1,20 @@
 // Markdown tables of medians and ratios, and the sections of bench/results.md.
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import type { Result } from './load.js'
 
 export const fmt = (n: number, digits = 0): string => Number.isFinite(n)
   ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
   : '–'
 
+/** The 1-minute load average above which other work shares the cores, and a run's figures are not figures. */
+export const LOAD_LIMIT = 1.5
+// Taken as the bench starts (this module is among its first imports), before its own work.
+const startLoad = loadavg()[0]
+const busy = startLoad > LOAD_LIMIT
+const allowLoad = process.env.BENCH_ALLOW_LOAD === '1'
+const LOAD_LINE = '- load average (1 min):'
 export function median (values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
@@ -36,11 +44,45 @@ export function table (header: string[], rows: string[][], text = 2): string[] {
   return [line(header), `|${header.map((_, i) => i < text ? '---' : '---:').join('|')}|`, ...rows.map(line)]
 }
 
-/** The lines every section starts with: the command, the date, the Node.js version, the commit. */
+/**
+ * The lines every section starts with: the command, the date, the Node.js version, the
+ * commit, and the load average at the start (finishRun adds the end's); a run that started
+ * on a busy machine is marked not comparable.
+ */
 export function runFacts (command: string, commit = commitOf('.')): string[] {
   const options = Object.entries(process.env).filter(([key]) => key.startsWith('BENCH_')).map(([key, value]) => `${key}=${value ?? ''} `)
   const pg = (process.env.PLANT_STORE_TEST_PG_URL ?? '') === '' ? '' : 'PLANT_STORE_TEST_PG_URL=… '
-  return [`- command: \`${pg}${options.join('')}${command}\``, `- date: ${new Date().toISOString().slice(0, 10)}`, `- Node.js: ${process.version}`, `- commit: ${commit}`]
+  if (busy) {
+    process.stderr.write(`bench: the load average was ${fmt(startLoad, 2)} at the start, above ${LOAD_LIMIT}: other work shares the cores. ` +
+      (allowLoad
+        ? 'BENCH_ALLOW_LOAD=1: the figures will be written to bench/results.md marked not comparable.\n'
+        : 'The figures will be printed, not written to bench/results.md (BENCH_ALLOW_LOAD=1 writes them marked not comparable).\n'))
+  }
+  return [
+    ...busy ? [`**Not comparable**: the load average was ${fmt(startLoad, 2)} at the start, above ${LOAD_LIMIT}: other work shared the cores.`, ''] : [],
+    `- command: \`${pg}${options.join('')}${command}\``, `- date: ${new Date().toISOString().slice(0, 10)}`, `- Node.js: ${process.version}`, `- commit: ${commit}`,
+    `${LOAD_LINE} ${fmt(startLoad, 2)} at the start`
+  ]
+}
+
+/**
+ * Prints the run's lines and writes them as `heading`'s section of `file`, unless the run
+ * started on a busy machine (LOAD_LIMIT) without BENCH_ALLOW_LOAD=1: then it says why not.
+ * The load at the end is the bench's own as much as anything's (it keeps both cores busy).
+ */
+export function finishRun (file: string, heading: string, lines: string[]): void {
+  const at = lines.findIndex((line) => line.startsWith(LOAD_LINE))
+  lines[at] += `, ${fmt(loadavg()[0], 2)} at the end`
+  process.stdout.write(`${lines.join('\n')}\n`)
+  const took = `bench: done in ${Math.round(performance.now() / 1000)} s`
+  if (busy && !allowLoad) {
+    process.stderr.write(`${took}; NOT written to bench/results.md: the load average was ${fmt(startLoad, 2)} at the start, above ${LOAD_LIMIT}, ` +
+      'so other work shared the cores and these figures cannot be set beside another run\'s. Rerun with nothing else running ' +
+      '(a minute after the last heavy work), or with BENCH_ALLOW_LOAD=1 to write them marked not comparable.\n')
+    return
+  }
+  writeSection(file, heading, lines)
+  process.stderr.write(`${took}, written to bench/results.md${busy ? ' marked not comparable' : ''}\n`)
 }
 
 /** The checkout's commit, marked `-dirty` when its files differ from it (results.md aside: the bench writes it). */

@@ -4,17 +4,20 @@
 //      Plant Store (dist/src/server.js, as it ships) against bare Fastify (an echo and a
 //      Map), the minimal correct Fastify app on the same store, the same app in Express 5
 //      on SQLite, and pgbench's single-row INSERT.
-//   2. Tracing: creates with 10% and with every request sampled, against untraced.
+//   2. Tracing and metrics: creates with 10% and with every request sampled, our tracer beside
+//      the OpenTelemetry SDK's, against untraced; our request histogram beside prom-client's,
+//      and METRICS=false, against metrics on.
 //   3. The webhook drain: deliveries per second to a receiver on loopback.
 // BENCH_SECONDS per load (5), BENCH_ROUNDS (3), BENCH_PLANTS in each store (100,000).
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CREATE, FIRST_PAGE, getById, serviceCommand } from './load.js'
 import { hasPgbench, pgbenchTarget } from './pgbench.js'
-import { cpuRatio, figures, fmt, median, rateRatio, runFacts, table, writeSection } from './report.js'
+import { cpuRatio, figures, finishRun, fmt, median, rateRatio, runFacts, table } from './report.js'
 import { nodeTarget, runRounds, type Results, type Target } from './rounds.js'
 import { freshDatabase, PG_URL, removeDatabases } from './stores.js'
-import { otlpSink, SAMPLINGS } from './tracing.js'
+import { ownOrLibrary } from './own-or-library.js'
+import { otlpSink } from './tracing.js'
 import { measureDrain, startReceiver, type Drain } from './webhooks.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -61,17 +64,8 @@ try {
       ...table(['request', 'server', 'req/s', 'server CPU µs/req', 'failed', 'Plant Store ×, req/s', 'Plant Store ×, req/CPU-s'], rows))
   }
 
-  // 2. Tracing on SQLite creates, each traced server exporting under a path of its own.
-  const traced = await Promise.all(SAMPLINGS.map(async ([name, env], i) => nodeTarget(name, SERVICE, { DATABASE_URL: await sqlite(), ...env(sink.url, String(i)) })))
-  const tracing = await runRounds(traced, [CREATE], ROUNDS, SECONDS)
-  const untraced = tracing.of(CREATE.name, traced[0].name)
-  lines.push('', '### Tracing: POST /plants, Plant Store, SQLite', '', ...table(
-    ['tracing', 'req/s', 'server CPU µs/req', 'failed', '× untraced, req/s', '× untraced, req/CPU-s', 'request spans per create'],
-    traced.map((target, i) => {
-      const these = tracing.of(CREATE.name, target.name)
-      const spans = i === 0 ? '' : fmt(sink.spans(String(i)) / (target.answered ?? NaN), 2)
-      return [target.name, ...figures(these), fmt(rateRatio(these, untraced), 2), fmt(cpuRatio(these, untraced), 2), spans]
-    }), 1))
+  // 2. Tracing and metrics on SQLite creates, ours beside the libraries they stand for.
+  lines.push(...await ownOrLibrary(SERVICE, sqlite, sink, ROUNDS, SECONDS))
 
   // 3. The drain, on a new database each round.
   const drains: Array<[string, Drain[]]> = stores.map(({ title }) => [title, []])
@@ -86,9 +80,7 @@ try {
   await removeDatabases()
 }
 
-writeSection(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench`', lines)
-process.stdout.write(`${lines.join('\n')}\n`)
-process.stderr.write(`bench: done in ${Math.round(performance.now() / 1000)} s, written to bench/results.md\n`)
+finishRun(join(here, '..', '..', 'bench', 'results.md'), '## `npm run bench`', lines)
 
 /** One server's row: its medians, and Plant Store's figures over its own, round by round. */
 function row (results: Results, workload: string, name: string, plantStore: string): string[][] {

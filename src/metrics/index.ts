@@ -1,5 +1,4 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { FastHistogram, type Series } from './durations.js'
 import type { SharedLimitsObserver } from '../http/shared-limits.js'
 import type { StoreObserver } from '../store/observer.js'
 import type { WebhookStore } from '../store/webhook-types.js'
@@ -27,10 +26,8 @@ export interface Metrics {
 // Methods outside this set (Node's parser knows some thirty) share one label value.
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
 
-// From a fast read (about 0.1 ms) to a store that waits out DATABASE_TIMEOUT.
+// From a fast read to a store that waits out DATABASE_TIMEOUT.
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-
-interface RequestLabels { method: string, route: string, status_code: string }
 
 /**
  * The service's Prometheus metrics, on prom-client. Labels come from bounded
@@ -40,10 +37,15 @@ export function createMetrics (): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
 
-  const durations = new FastHistogram('http_request_duration_seconds',
-    'Time from the request\'s arrival to its answer, by method, route template and status code', SECONDS, registry)
+  const durations = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from the request\'s arrival to its answer, by method, route template and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: SECONDS,
+    registers: [registry]
+  })
   // The histogram's count, under the name dashboards expect: copied when scraped, so
-  // that a request pays for one observation, not two (measured with npm run bench).
+  // that a request pays for one observation, not two.
   // eslint-disable-next-line no-new -- registered: read when scraped
   new Counter({
     name: 'http_requests_total',
@@ -52,8 +54,8 @@ export function createMetrics (): Metrics {
     registers: [registry],
     async collect () {
       this.reset()
-      for (const series of durations.all()) {
-        if (series.count > 0) this.inc(series.labels as unknown as RequestLabels, series.count)
+      for (const { metricName, labels, value } of (await durations.get()).values) {
+        if (metricName === 'http_request_duration_seconds_count') this.inc(labels, value)
       }
     }
   })
@@ -141,8 +143,8 @@ export function createMetrics (): Metrics {
     }
   })
 
-  // The label objects of each combination seen, made once rather than per request.
-  const labels = new Map<string, Series>()
+  // The histogram's child of each label set seen, made once rather than per request.
+  const children = new Map<string, ReturnType<typeof durations.labels>>()
 
   return {
     registry,
@@ -150,12 +152,12 @@ export function createMetrics (): Metrics {
     request (raw, route, status, seconds) {
       const method = METHODS.has(raw) ? raw : 'other'
       const key = `${method} ${route} ${status}`
-      let series = labels.get(key)
-      if (series === undefined) {
-        series = durations.labels({ method, route, status_code: String(status) })
-        labels.set(key, series)
+      let child = children.get(key)
+      if (child === undefined) {
+        child = durations.labels({ method, route, status_code: String(status) })
+        children.set(key, child)
       }
-      series.observe(seconds)
+      child.observe(seconds)
     },
 
     refused (reason) {

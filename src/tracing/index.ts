@@ -4,11 +4,11 @@
 // Two pieces of this folder are our own where OpenTelemetry has packages, and stay fenced in
 // it: the tracer (spans.ts), whose spans hold only the fields OTLP sends, and the encoder
 // (otlp-encode.ts), which writes each span into its export's bytes as it ends. The SDK's spans
-// wait for their export as objects, long enough for the GC to promote them, and cost a traced
-// request a share well beyond the noise (docs/performance.md). What leaves the process is held to
-// @opentelemetry/otlp-transformer's serializers, byte for byte, for the same spans
-// (test/src/tracing/otlp-encode.test.ts). Everything else is the packages' own: the samplers,
-// the propagator, and the transport (export.ts).
+// wait for their export as objects, and cost a traced request well beyond the noise: the
+// tracing table of `npm run bench` sets the SDK (bench/sdk-tracing.ts) beside ours. What leaves
+// the process is held to @opentelemetry/otlp-transformer's serializers, byte for byte, for the
+// same spans (test/src/tracing/otlp-encode.test.ts). Everything else is the packages' own: the
+// samplers, the propagator, and the transport (export.ts).
 import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Link, type SpanContext } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'

@@ -2,7 +2,8 @@ import type { Link, SpanContext } from '@opentelemetry/api'
 import type { RecordedSpan, SpanAttributes } from './spans.js'
 
 // Spans are encoded when they end, each into the batch that will carry it: a batch
-// holds bytes (protobuf) or strings (JSON), never span objects. The fields and their
+// holds bytes (protobuf) or strings (JSON), never span objects (the SDK's exporter beside
+// it: `npm run bench`'s tracing table). The fields and their
 // order are those of @opentelemetry/otlp-transformer's serializers, byte for byte
 // (test/src/tracing/otlp-encode.test.ts holds the two side by side).
 
