@@ -15,6 +15,8 @@ interface Connection {
   client?: string
   /** Requests received and not yet answered: idle at 0. */
   busy: number
+  /** Called as each of its responses closes: made once per connection, not per request. */
+  answered: () => void
 }
 
 interface Client {
@@ -108,7 +110,17 @@ export function guardConnections (app: FastifyInstance, limits: ConnectionLimits
       socket.destroy()
       return
     }
-    open.set(socket, { client, busy: 0 })
+    const connection: Connection = {
+      client,
+      busy: 0,
+      answered: () => {
+        // Idle from now, last in the order; unless it is closing (Connection: close), or closed.
+        if (--connection.busy > 0 || !socket.writable || !open.has(socket)) return
+        idle.add(socket)
+        if (client !== undefined) (clients.get(client) as Client).idle.add(socket)
+      }
+    }
+    open.set(socket, connection)
     if (client !== undefined) {
       if (own === undefined) clients.set(client, { open: 1, idle: new Set() })
       else own.open++
@@ -125,12 +137,8 @@ export function guardConnections (app: FastifyInstance, limits: ConnectionLimits
       idle.delete(socket)
       if (connection.client !== undefined) (clients.get(connection.client) as Client).idle.delete(socket)
     }
-    response.once('close', () => {
-      // Idle from now, last in the order; unless it is closing (Connection: close), or closed.
-      if (--connection.busy > 0 || !socket.writable || !open.has(socket)) return
-      idle.add(socket)
-      if (connection.client !== undefined) (clients.get(connection.client) as Client).idle.add(socket)
-    })
+    // A response closes once: `on` spares the wrapper `once` would make.
+    response.on('close', connection.answered)
   })
 
   // An 'error' event without a listener is thrown. Errors of listen() reach Fastify's own listener.

@@ -42,7 +42,7 @@ export class RequestLog extends LogController {
       reply.log.error({ req: request, res: reply, responseTime: reply.elapsedTime, err: error }, 'request errored')
     } else if (!this.direct) {
       reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
-    } else if (reply.log.isLevelEnabled('info')) {
+    } else if ((reply.log as pino.Logger).isLevelEnabled('info')) {
       // pino's exported symbols hold the bindings (pid, hostname, request id) as JSON already, the time function and the stream.
       const log = reply.log as unknown as Record<symbol, unknown>
       const stream = log[streamSym] as { write (line: string): void }

@@ -167,7 +167,7 @@ t.test('the line is pino\'s own: the logger\'s redaction, formatters and seriali
 
 t.test('the service\'s direct line is the one pino writes for its logger, byte for byte but the times', async (t) => {
   const config = loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:' })
-  const lineOf = async (direct: boolean, level = 'info'): Promise<string[]> => {
+  const lineOf = async (direct: boolean, level: typeof config.logLevel = 'info'): Promise<string[]> => {
     const lines: string[] = []
     const options = serverOptions({ ...config, logLevel: level }, { write: (line) => { lines.push(line) } })
     const app = Fastify({ ...options, logController: new RequestLog(direct) })
