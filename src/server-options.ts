@@ -58,7 +58,8 @@ export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeo
 export function serverOptions (config: ServerConfig, logStream?: LogStream): FastifyHttpOptions<Server> {
   return {
     logger: { level: config.logLevel, stream: logStream, serializers: { req: serializeRequest } },
-    logController: new RequestLog(),
+    // The logger above has no redaction, formatters or mixin: the access line can be written directly.
+    logController: new RequestLog(true),
     genReqId: requestId,
     // Behind a proxy (deploy/haproxy), the client's address is in X-Forwarded-For: request.ip.
     trustProxy: config.trustProxy,

@@ -19,6 +19,13 @@ export function parseJson (text: string): unknown {
   if (text.charCodeAt(0) === 0xFEFF) {
     throw new JsonBodyError('The request body starts with a byte order mark (U+FEFF): send the JSON without one.')
   }
+  // A text the exact reader must read anyway is read by it alone (it refuses what JSON.parse
+  // refuses, and nesting too deep), then checked for prototype properties as secureJson checks a value.
+  if (mayRound(text)) {
+    const exact = readJson(text)
+    if (mayHoldPrototype(text)) scan(exact)
+    return exact
+  }
   let value: unknown
   try {
     value = secureJson.parse(text, undefined, POISON)
@@ -26,12 +33,24 @@ export function parseJson (text: string): unknown {
     // The exact reader names the position of a syntax error; if it finds none,
     // the text was refused for a prototype property.
     readJson(text)
-    throw new JsonBodyError('The request body has a forbidden prototype property (__proto__, or constructor.prototype).')
+    throw forbidden()
   }
-  if (mayRound(text)) return readJson(text)
   // Each level takes two characters at least: a short text cannot be too deep.
   if (text.length > 2 * MAX_DEPTH) checkDepth(text)
   return value
+}
+
+const forbidden = (): JsonBodyError => new JsonBodyError('The request body has a forbidden prototype property (__proto__, or constructor.prototype).')
+
+// Only a text with one of these can have a key `__proto__` or `constructor` (a \u escape may spell either).
+const mayHoldPrototype = (text: string): boolean => text.includes('__proto__') || text.includes('constructor') || text.includes('\\u')
+
+function scan (value: unknown): void {
+  try {
+    secureJson.scan(value as object, POISON)
+  } catch {
+    throw forbidden()
+  }
 }
 
 const STRUCTURE = /["[\]{}]/g

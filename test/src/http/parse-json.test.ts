@@ -93,3 +93,10 @@ t.test('prototype poisoning is refused, on both paths', async (t) => {
   }
   t.equal(({} as Record<string, unknown>).x, undefined)
 })
+
+t.test('on the exact path, a text that only looks as if it held a prototype property is read', async (t) => {
+  const value = parseJson('{"id":12345678901234567890,"name":"\\u0041__proto__","constructor":{"x":1}}') as Record<string, unknown>
+  t.equal(value.id, 12345678901234567890n)
+  t.equal(value.name, 'A__proto__')
+  t.same(Object.entries(value.constructor as object), [['x', 1]])
+})

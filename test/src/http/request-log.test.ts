@@ -4,6 +4,7 @@ import t, { type Test } from 'tap'
 import { buildApp } from '../../../src/app.js'
 import { loadConfig } from '../../../src/config/index.js'
 import { RequestLog, serializeRequest } from '../../../src/http/request-log.js'
+import { serverOptions } from '../../../src/server-options.js'
 import { AUTH, TOKEN } from '../../helpers/build.js'
 import { bearer, SCOPED, scopedTokensFile } from '../../helpers/scopes.js'
 
@@ -162,4 +163,24 @@ t.test('the line is pino\'s own: the logger\'s redaction, formatters and seriali
     res: { statusCode: 200 },
     responseTime: Number
   })
+})
+
+t.test('the service\'s direct line is the one pino writes for its logger, byte for byte but the times', async (t) => {
+  const config = loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:' })
+  const lineOf = async (direct: boolean, level: typeof config.logLevel = 'info'): Promise<string[]> => {
+    const lines: string[] = []
+    const options = serverOptions({ ...config, logLevel: level }, { write: (line) => { lines.push(line) } })
+    const app = Fastify({ ...options, logController: new RequestLog(direct) })
+    t.teardown(() => app.close())
+    app.addHook('onRequest', async (request) => { request.tokenFingerprint = 'abcdef012345' })
+    app.get('/*', async () => 'hi')
+    const answer = await app.inject({ url: '/a"\\é?token=secret&b=1', headers: { host: 'ho"st', 'x-request-id': 'the-id' } })
+    t.equal(answer.statusCode, 200)
+    return lines.map((line) => line.replace(/"time":\d+/, '"time":0').replace(/"responseTime":[\d.e-]+/, '"responseTime":0'))
+  }
+  const [direct, pinos] = [await lineOf(true), await lineOf(false)]
+  t.equal(direct.length, 1)
+  t.equal(direct[0], pinos[0])
+  t.match(JSON.parse(direct[0]), { reqId: 'the-id', req: { url: '/a%22/%C3%A9?token=[REDACTED]&b=1', host: 'ho"st', token: 'abcdef012345' } })
+  t.same(await lineOf(true, 'warn'), [], 'no line below the logger\'s level')
 })
