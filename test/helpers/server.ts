@@ -37,15 +37,15 @@ export const EXIT_MS = 60_000
 
 /**
  * The environment of a server started under the TypeScript loader of the test that
- * starts it: its coverage is collected too. The loader transpiles with SWC and checks
- * no types (tsconfig.json's ts-node options): types are `npm run typecheck`'s to check.
+ * starts it: its coverage is collected too. The loader strips the types and checks none
+ * (test/helpers/strip-types.mjs): types are `npm run typecheck`'s to check.
  */
 export const LOADER_ENV = { PATH: process.env.PATH, NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE }
 
 /**
  * The environment of the compiled server: Node alone, as in production, with no coverage
  * recorded. tap would map it through dist's source maps onto src/, where tsc's functions
- * do not start where SWC's do, and count each of them twice, once uncovered.
+ * do not start where the stripped sources' do, and count each of them twice, once uncovered.
  */
 const COMPILED_ENV = { PATH: process.env.PATH, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
 
