@@ -155,6 +155,8 @@ export interface WebhookStore {
   claim (owner: string, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedDelivery[]>
   /** Records an attempt's outcome and ends the lease, if `owner` still holds it. */
   finish (owner: string, deliveryId: string, outcome: AttemptOutcome): Promise<void>
+  /** Moves the leases `owner` still holds on `deliveryIds` to end at now + leaseMs. */
+  renew (owner: string, deliveryIds: readonly string[], leaseMs: number): Promise<void>
   /** Ends every lease `owner` holds, leaving those deliveries due (a clean shutdown). */
   release (owner: string): Promise<void>
   /** Deletes succeeded deliveries (and events with none left) older than `before`; returns how many. */

@@ -87,6 +87,14 @@ export const CLAIM = `UPDATE webhook_deliveries d
   RETURNING d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, coalesce(e.previous_secret_until > now(), false) AS overlapping,
     d.standard, v.type, v.created_at AS at, v.body, d.attempts`
 
+// KEY SHARE on the endpoints first, as FINISH takes them (see finish.ts).
+const RENEW = `UPDATE webhook_deliveries d
+  SET lease_until = now() + $3::float8 * interval '1 millisecond', next_attempt_at = now() + $3::float8 * interval '1 millisecond'
+  WHERE d.id = ANY($1::text[]) AND d.lease_owner = $2 AND d.status = 'pending' AND ARRAY[d.endpoint_id] <@ ARRAY(
+    SELECT e.id FROM webhook_endpoints e WHERE e.id = ANY(ARRAY(SELECT endpoint_id FROM webhook_deliveries WHERE id = ANY($1::text[])))
+    FOR KEY SHARE OF e
+  )`
+
 const RELEASE = `WITH released AS (
     UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = now()
     WHERE lease_owner = $1 AND status = 'pending' RETURNING 1
@@ -202,6 +210,10 @@ export function outboxQueries (query: Query, transaction: Transaction, instance:
         return { deliveries, more: events.length === EVENTS_PER_STEP }
       // A step that found nothing to expand, or added no delivery, says nothing of whether writes succeed.
       }, (expansion) => expansion.deliveries > 0)
+    },
+
+    async renew (owner: string, ids: readonly string[], leaseMs: number): Promise<void> {
+      await query(undefined, RENEW, [ids, owner, leaseMs])
     },
 
     async release (owner: string): Promise<void> {

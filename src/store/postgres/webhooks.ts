@@ -142,6 +142,7 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
 
     claim: outbox.claim,
     finish,
+    renew: outbox.renew,
     release: outbox.release,
     prune: outbox.prune,
 

@@ -94,6 +94,8 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     finish: db.prepare<Record<string, unknown>, { endpoint_id: string }>(`UPDATE webhook_deliveries SET status = @status, attempts = attempts + 1,
       last_status = @lastStatus, last_error = @lastError, next_attempt_at = @next, lease_owner = NULL, lease_until = NULL
       WHERE id = @id AND lease_owner = @owner AND status = 'pending' RETURNING endpoint_id`),
+    renew: db.prepare(`UPDATE webhook_deliveries SET lease_until = @until, next_attempt_at = @until
+      WHERE id IN (SELECT value FROM json_each(@ids)) AND lease_owner = @owner AND status = 'pending'`),
     release: db.prepare(`UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = @now
       WHERE lease_owner = @owner AND status = 'pending'`),
     prune: db.prepare<[number, number], number>(PLANNED.prune).pluck(),
@@ -273,6 +275,11 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
 
     async finish (owner, id, outcome) {
       await finish(owner, id, outcome)
+    },
+
+    async renew (owner, ids, leaseMs) {
+      const until = Date.now() + leaseMs
+      run(() => sql.renew.run({ owner, until, ids: JSON.stringify(ids) }))
     },
 
     async release (owner) {

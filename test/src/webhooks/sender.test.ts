@@ -166,7 +166,7 @@ t.test('a locked store pauses the sender quietly, and it resumes by itself', asy
   })
   const endpoint = await store.webhooks.createEndpoint({ url: receiver.origin, secret: makeSecret() })
   await store.create({ id: 1n, name: 'during the outage' })
-  // A lease of 500 ms × 6 + 2 s: a finish that cannot be recorded is tried again after it.
+  // A lease of 500 ms + 5 s: a finish that cannot be recorded is tried again after it.
   const { sender: running, lines } = sender(t, store, { timeout: 500, pollInterval: 100 })
   running.start()
   await receiver.waitFor(1)
