@@ -25,7 +25,7 @@ import { plantWrites } from './webhooks/plant-writes.js'
 export type AppConfig = StoreConfig & ServerConfig &
   Pick<Config, 'tokens' | 'corsOrigins' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow' | 'maxConnections' | 'maxConnectionsPerAddress'> &
   Pick<Config, 'metrics' | 'redisUrl' | 'redisKeyPrefix' | 'tracing'> &
-  Pick<Config, 'webhookAllowPrivate' | 'webhookRetrySchedule' | 'webhookTimeout' | 'webhookRetention' | 'webhookEndpointLimit'>
+  Pick<Config, 'webhookAllowPrivate' | 'webhookRetrySchedule' | 'webhookTimeout' | 'webhookRetention' | 'webhookDisableAfter' | 'webhookEndpointLimit'>
 
 export interface AppOptions {
   /** Where the JSON log lines go (a test captures them); standard output when absent. */
@@ -72,6 +72,7 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
     timeout: config.webhookTimeout,
     schedule: config.webhookRetrySchedule,
     retention: config.webhookRetention,
+    disableAfter: config.webhookDisableAfter,
     writing: writes.writing,
     observer: seen.webhooks
   })

@@ -15,8 +15,10 @@ export type { SenderLogger } from './sender-log.js'
 export interface SenderOptions extends AttemptOptions {
   store: WebhookStore
   log: SenderLogger
-  /** How long a succeeded delivery is kept (WEBHOOK_RETENTION), in ms. */
+  /** How long a finished delivery is kept (WEBHOOK_RETENTION), in ms. */
   retention: number
+  /** How long an endpoint may fail every attempt before it is disabled (WEBHOOK_DISABLE_AFTER), in ms. */
+  disableAfter?: number
   /** Attempts in flight to one endpoint, so that a slow one holds up only itself. */
   perEndpoint?: number
   /** Attempts in flight in all. */
@@ -84,6 +86,7 @@ export class WebhookSender {
   /** Deliveries claimed and not yet recorded nor given back: their leases are renewed. */
   private readonly held = new Set<string>()
   private renewing?: Promise<void>
+  private sweeping?: Promise<void>
   private finishing: Array<{ id: string, outcome: AttemptOutcome, done: (error?: Error) => void }> = []
   private readonly inFlight = new Set<Promise<void>>()
   private claiming = false
@@ -110,7 +113,7 @@ export class WebhookSender {
     this.setTimer = setTimer
     this.log = new SenderLog(log)
     this.observer = observer
-    this.options = { perEndpoint: 4, total: 64, pollInterval: 1000, pruneInterval: 3_600_000, grace: 5000, ...rest }
+    this.options = { perEndpoint: 4, total: 64, pollInterval: 1000, pruneInterval: 3_600_000, grace: 5000, disableAfter: 432_000_000, ...rest }
     this.agent = createWebhookAgent({ ...this.options, resolve })
     this.lanes = new Lanes(this.options.perEndpoint, this.options.total)
     this.pacer = new Pacer(share, writing)
@@ -127,7 +130,9 @@ export class WebhookSender {
     this.timers = [
       setInterval(() => this.wake(), this.options.pollInterval),
       setInterval(() => this.prune(), this.options.pruneInterval),
-      setInterval(() => this.renew(), RENEW)
+      setInterval(() => this.renew(), RENEW),
+      // Endpoints are disabled at most a minute (or WEBHOOK_DISABLE_AFTER, when shorter) late.
+      setInterval(() => this.disableFailing(), Math.min(this.options.disableAfter, 60_000))
     ]
     this.prune()
     this.wake()
@@ -280,6 +285,12 @@ export class WebhookSender {
     })
   }
 
+  private disableFailing (): void {
+    this.sweeping ??= this.store.disableFailing(new Date(Date.now() - this.options.disableAfter))
+      .then((count) => this.log.disabled(count), (error: Error) => this.log.failed(error, 'disabling failing endpoints'))
+      .finally(() => { this.sweeping = undefined })
+  }
+
   // Renews the leases of the deliveries held, so that only a crashed instance's lapse.
   private renew (): void {
     if (this.renewing !== undefined || this.held.size === 0) return
@@ -324,7 +335,7 @@ export class WebhookSender {
     for (const timer of this.retries) clearTimeout(timer)
     this.lanes.drop()
     // A claim under way starts nothing it gets once stopped: the release gives it back.
-    await Promise.all([this.claimed, this.expanding, this.pruning, this.renewing])
+    await Promise.all([this.claimed, this.expanding, this.pruning, this.renewing, this.sweeping])
     let timer: NodeJS.Timeout | undefined
     const cutOff = new Promise<void>((resolve) => { timer = setTimeout(resolve, this.options.grace) })
     await Promise.race([Promise.allSettled([...this.inFlight]), cutOff])
