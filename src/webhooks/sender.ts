@@ -56,7 +56,7 @@ const BATCH = 16
 export const LEASE_MARGIN = 5000
 const RENEW = LEASE_MARGIN / 2
 // The sender's store work's share of the time by default.
-const SHARE = 0.25
+const SHARE = 0.2
 // How long, in ms, after a claim that left out full endpoints and found nothing, before the next such claim.
 const BARREN_PAUSE = 100
 // Deliveries one expansion step adds at most: a change's cost does not grow with the endpoints,

@@ -4,7 +4,6 @@ import { TOKEN } from '../helpers/build.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { exited, startServer } from '../helpers/server.js'
 import { openStore } from '../../src/store/index.js'
-import { LEASE_MARGIN } from '../../src/webhooks/sender.js'
 import { forEachStore } from '../helpers/stores.js'
 import { postPlants, startInProcess, subscribe, tally, waitUntil } from '../helpers/webhooks.js'
 
@@ -44,24 +43,6 @@ forEachStore(t, (t, _build, databaseUrl) => {
     t.same([...bodies.values()].filter((sent) => sent.size !== 1), [], 'each webhook-id always carried the same body')
     t.ok(receiver.received.length >= plants.size, `${receiver.received.length - plants.size} repeats of ${plants.size} deliveries`)
     await second.close()
-  })
-
-  t.test('after kill -9, a delivery the dead process held is tried again within WEBHOOK_TIMEOUT and a margin', async (t) => {
-    let answering = false
-    const { receiver, env } = await setUp(t, (_, response) => { if (answering) response.writeHead(204).end() })
-    // A lease covers one attempt and the margin, not the attempts that could wait behind it (six times as long).
-    const timeout = 5000
-    const first = await startServer(t, { ...env, WEBHOOK_TIMEOUT: String(timeout) })
-    t.same(await postPlants([first.url], 1, 1, 1), [1])
-    const [claimed] = await receiver.waitFor(1)
-    first.child.kill('SIGKILL')
-    await exited(first)
-    answering = true
-    // Another instance (on SQLite, the restarted one).
-    await startInProcess(t, { ...env, WEBHOOK_TIMEOUT: String(timeout) })
-    const [, again] = await receiver.waitFor(2, timeout + LEASE_MARGIN + 10_000)
-    t.equal(again.headers['webhook-id'], claimed.headers['webhook-id'], 'the same delivery')
-    t.ok(again.at - claimed.at <= timeout + LEASE_MARGIN + 3000, `tried again ${again.at - claimed.at} ms after the dead process's attempt began`)
   })
 })
 
