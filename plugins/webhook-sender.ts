@@ -15,7 +15,7 @@ function positive (value: unknown): boolean {
  */
 const webhookSender: FastifyPluginAsync<WebhookSenderOptions> = async (fastify, options) => {
   if (typeof options.store?.claim !== 'function') throw new TypeError('webhook-sender: the store option must be a WebhookStore')
-  for (const name of ['timeout', 'retention', 'perEndpoint', 'total', 'pollInterval', 'pruneInterval', 'grace'] as const) {
+  for (const name of ['timeout', 'retention', 'disableAfter', 'perEndpoint', 'total', 'pollInterval', 'pruneInterval', 'grace'] as const) {
     if (options[name] !== undefined && !positive(options[name])) throw new TypeError(`webhook-sender: ${name} must be a positive number of milliseconds or attempts`)
   }
   if (!Array.isArray(options.schedule) || !options.schedule.every((delay) => Number.isFinite(delay) && delay >= 0)) {

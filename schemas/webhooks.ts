@@ -48,8 +48,10 @@ export const WebhookEndpoint = Type.Object({
   url: EndpointUrl,
   description: Type.Optional(Description),
   events: Type.Optional(Events),
-  enabled: Type.Boolean({ description: 'Whether changes made now are delivered to it; a 410 from the receiver disables it' }),
-  createdAt: DateTime('When it was created')
+  enabled: Type.Boolean({ description: 'Whether changes made now are delivered to it; a 410 from the receiver, or every attempt failing for WEBHOOK_DISABLE_AFTER, disables it' }),
+  createdAt: DateTime('When it was created'),
+  disabledAt: Type.Optional(DateTime('When the service disabled it (a 410, or every attempt failing for WEBHOOK_DISABLE_AFTER); absent once it is enabled again')),
+  disabledReason: Type.Optional(Type.String({ maxLength: 200, description: 'Why the service disabled it' }))
 }, { $id: 'WebhookEndpoint', additionalProperties: false, description: 'A subscription to the changes of the store\'s plants; never its secret' })
 
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>

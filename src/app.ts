@@ -19,12 +19,13 @@ import { answerProtocol } from './http/protocol.js'
 import { echoRequestId } from './http/request-id.js'
 import { observe } from './observability.js'
 import { serverOptions, type LogStream, type ServerConfig } from './server-options.js'
-import { openStore, type PlantStore, type StoreConfig } from './store/index.js'
+import { combineObservers, openStore, type PlantStore, type StoreConfig } from './store/index.js'
+import { plantWrites } from './webhooks/plant-writes.js'
 
 export type AppConfig = StoreConfig & ServerConfig &
   Pick<Config, 'tokens' | 'corsOrigins' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow' | 'maxConnections' | 'maxConnectionsPerAddress'> &
   Pick<Config, 'metrics' | 'redisUrl' | 'redisKeyPrefix' | 'tracing'> &
-  Pick<Config, 'webhookAllowPrivate' | 'webhookRetrySchedule' | 'webhookTimeout' | 'webhookRetention' | 'webhookEndpointLimit'>
+  Pick<Config, 'webhookAllowPrivate' | 'webhookRetrySchedule' | 'webhookTimeout' | 'webhookRetention' | 'webhookDisableAfter' | 'webhookEndpointLimit'>
 
 export interface AppOptions {
   /** Where the JSON log lines go (a test captures them); standard output when absent. */
@@ -39,7 +40,9 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
   guardConnections(app, config)
   // Metrics, traces and the limits shared through Redis, as configured; first, so that a request's span covers every hook.
   const seen = await observe(app, config)
-  const store = options.store ?? await openStore(config, app.log, seen.store)
+  // The webhook sender keeps to its share while plant writes are being made.
+  const writes = plantWrites()
+  const store = options.store ?? await openStore(config, app.log, combineObservers(seen.store, writes.observer))
   app.addHook('onClose', async () => {
     await store.close()
     app.log.info('store closed')
@@ -69,6 +72,8 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
     timeout: config.webhookTimeout,
     schedule: config.webhookRetrySchedule,
     retention: config.webhookRetention,
+    disableAfter: config.webhookDisableAfter,
+    writing: writes.writing,
     observer: seen.webhooks
   })
   seen.metrics?.watchBacklog(store.webhooks)

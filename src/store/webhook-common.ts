@@ -53,6 +53,12 @@ export const STOPPED = {
   gone: 'The endpoint answered another delivery with 410 Gone and was disabled; retry this delivery once it is enabled again.'
 }
 
+/** Why the sender disabled an endpoint, as its disabledReason says. */
+export const DISABLED = {
+  gone: 'The receiver answered 410 Gone.',
+  failing: 'Every attempt failed for WEBHOOK_DISABLE_AFTER since the last success.'
+}
+
 /** What an attempt's outcome writes to its delivery. */
 export function outcomeColumns (outcome: AttemptOutcome) {
   switch (outcome.result) {
@@ -79,12 +85,16 @@ export interface EndpointRow {
   events: number | null
   enabled: boolean | number
   created_at: Date | number
+  disabled_at: Date | number | null
+  disabled_reason: string | null
 }
 
 export function toEndpoint (row: EndpointRow): Endpoint {
   const endpoint: Endpoint = { id: row.id, url: row.url, enabled: Boolean(row.enabled), createdAt: new Date(Number(row.created_at)) }
   if (row.description !== null) endpoint.description = row.description
   if (row.events !== null) endpoint.events = eventTypes(row.events)
+  if (row.disabled_at !== null) endpoint.disabledAt = new Date(Number(row.disabled_at))
+  if (row.disabled_reason !== null) endpoint.disabledReason = row.disabled_reason
   return endpoint
 }
 

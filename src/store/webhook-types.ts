@@ -20,6 +20,10 @@ export interface Endpoint {
   events?: WebhookEventType[]
   enabled: boolean
   createdAt: Date
+  /** When the sender disabled it (a 410, or every attempt failing for WEBHOOK_DISABLE_AFTER); cleared by enabling it. */
+  disabledAt?: Date
+  /** Why the sender disabled it. */
+  disabledReason?: string
 }
 
 export interface NewEndpoint {
@@ -155,9 +159,13 @@ export interface WebhookStore {
   claim (owner: string, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedDelivery[]>
   /** Records an attempt's outcome and ends the lease, if `owner` still holds it. */
   finish (owner: string, deliveryId: string, outcome: AttemptOutcome): Promise<void>
+  /** Moves the leases `owner` still holds on `deliveryIds` to end at now + leaseMs. */
+  renew (owner: string, deliveryIds: readonly string[], leaseMs: number): Promise<void>
   /** Ends every lease `owner` holds, leaving those deliveries due (a clean shutdown). */
   release (owner: string): Promise<void>
-  /** Deletes succeeded deliveries (and events with none left) older than `before`; returns how many. */
+  /** Disables every enabled endpoint whose attempts have all failed since `since` or before, and stops its pending deliveries; returns how many. */
+  disableFailing (since: Date): Promise<number>
+  /** Deletes deliveries finished (succeeded or failed) before `before`, and events with none left; returns how many. */
   prune (before: Date): Promise<number>
   /** The deliveries still pending, and when the oldest of them was created (metrics). */
   backlog (): Promise<{ pending: number, oldest?: Date }>

@@ -20,37 +20,40 @@ export interface AttemptOptions {
   timeout: number
   /** WEBHOOK_RETRY_SCHEDULE, in ms. */
   schedule: readonly number[]
+  /** Resolves host names (dns.lookup but in a test). */
+  resolve?: Resolve
 }
 
+/** What a delivery's lastError says of a host name the service may not reach, whatever the reason. */
+export const NO_PUBLIC_ADDRESS = 'refused: no public address'
+
 /**
- * The address the connection would go to is one the rule refuses. The message (a delivery's
- * lastError) names the rule only: never the address nor the name it was resolved from, which
- * would tell a `webhooks` token what internal names exist and what they resolve to.
+ * The connection would go to an address the rule refuses, or its host name has no address.
+ * The message (a delivery's lastError) names a literal address's rule only, and says the
+ * same of every name that cannot be reached, resolved or not: what a `webhooks` token
+ * reads never tells which internal names exist nor what they resolve to.
  */
 export class RefusedAddressError extends Error {
-  constructor (rule: string) {
-    super(`refused to connect: ${rule}`)
+  constructor (rule?: string) {
+    super(rule === undefined ? NO_PUBLIC_ADDRESS : `refused: ${rule}`)
     this.name = 'RefusedAddressError'
   }
 }
 
-type Resolve = (hostname: string, options: LookupAllOptions, callback: (error: Error | null, addresses: LookupAddress[]) => void) => void
+export type Resolve = (hostname: string, options: LookupAllOptions, callback: (error: Error | null, addresses: LookupAddress[]) => void) => void
 
 /**
  * A `lookup` for net.connect: resolves every address of the name (with `resolve`,
  * dns.lookup but in a test), and refuses the whole answer if the rule refuses any
  * of them, before a connection is tried: which one gets dialled is not ours to pick.
+ * A name that does not resolve is refused in the same words.
  */
 export function guardedLookup (allowPrivate: boolean, resolve: Resolve = dnsLookup): LookupFunction {
   return (hostname, options, callback) => {
     const reply = callback as (error: Error | null, address?: string | LookupAddress[], family?: number) => void
     resolve(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error !== null) return reply(error)
-      if (addresses.length === 0) return reply(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }))
-      for (const { address } of addresses) {
-        const rule = refusedAddress(address, allowPrivate)
-        if (rule !== undefined) return reply(new RefusedAddressError(rule))
-      }
+      if (error !== null || addresses.length === 0) return reply(new RefusedAddressError())
+      if (addresses.some(({ address }) => refusedAddress(address, allowPrivate) !== undefined)) return reply(new RefusedAddressError())
       // Node asks for every address when it races IPv4 and IPv6 (autoSelectFamily), else for one.
       if (options.all === true) reply(null, addresses)
       else reply(null, addresses[0].address, addresses[0].family)
@@ -63,8 +66,8 @@ export function guardedLookup (allowPrivate: boolean, resolve: Resolve = dnsLook
  * host here, a name in the lookup net.connect makes (so DNS rebinding cannot reach
  * inside). Nothing else chooses the address a socket dials.
  */
-export function createWebhookAgent (options: Pick<AttemptOptions, 'allowPrivate' | 'timeout'>): Agent {
-  const connect = buildConnector({ lookup: guardedLookup(options.allowPrivate), timeout: options.timeout })
+export function createWebhookAgent (options: Pick<AttemptOptions, 'allowPrivate' | 'timeout' | 'resolve'>): Agent {
+  const connect = buildConnector({ lookup: guardedLookup(options.allowPrivate, options.resolve), timeout: options.timeout })
   return new Agent({
     // A connection, checked when it was made, carries the next attempts to its origin while
     // it is idle less than KEEP_ALIVE ms, for MAX_REQUESTS attempts at most: then a new
@@ -83,6 +86,7 @@ export function createWebhookAgent (options: Pick<AttemptOptions, 'allowPrivate'
 // What is kept as the delivery's last error: short, and never the receiver's own words.
 function describe (error: Error & { code?: string }, timedOut: boolean, timeout: number): string {
   if (timedOut) return `no answer within ${timeout} ms`
+  if (error instanceof RefusedAddressError) return error.message
   return [error.code, error.message].filter(Boolean).join(': ').slice(0, 200)
 }
 

@@ -28,7 +28,11 @@ export class SenderLog {
   }
 
   pruned (count: number): void {
-    if (count > 0) this.log.info({ pruned: count }, 'pruned succeeded webhook deliveries')
+    if (count > 0) this.log.info({ pruned: count }, 'pruned finished webhook deliveries')
+  }
+
+  disabled (count: number): void {
+    if (count > 0) this.log.warn({ endpoints: count }, 'disabled webhook endpoints whose every attempt failed for WEBHOOK_DISABLE_AFTER')
   }
 
   /** The store did not take a call: paused (quietly) if it is unavailable, else a fault. */

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Agent } from 'undici'
-import type { ClaimedDelivery, WebhookStore } from '../store/webhook-types.js'
+import { performance } from 'node:perf_hooks'
+import type { AttemptOutcome, ClaimedDelivery, WebhookStore } from '../store/webhook-types.js'
 import { attempt, createWebhookAgent, type AttemptOptions } from './deliver.js'
 import { Lanes } from './lanes.js'
+import { Pacer } from './pacer.js'
 import { Pressure } from './pressure.js'
 import { SenderLog, type SenderLogger } from './sender-log.js'
 import type { WebhookObserver } from './observer.js'
@@ -13,8 +15,10 @@ export type { SenderLogger } from './sender-log.js'
 export interface SenderOptions extends AttemptOptions {
   store: WebhookStore
   log: SenderLogger
-  /** How long a succeeded delivery is kept (WEBHOOK_RETENTION), in ms. */
+  /** How long a finished delivery is kept (WEBHOOK_RETENTION), in ms. */
   retention: number
+  /** How long an endpoint may fail every attempt before it is disabled (WEBHOOK_DISABLE_AFTER), in ms. */
+  disableAfter?: number
   /** Attempts in flight to one endpoint, so that a slow one holds up only itself. */
   perEndpoint?: number
   /** Attempts in flight in all. */
@@ -34,14 +38,25 @@ export interface SenderOptions extends AttemptOptions {
   busy?: () => boolean
   /** Sets the timers that wake the sender for a retry or after a pause. Default: setTimeout. */
   setTimer?: (wake: () => void, ms: number) => NodeJS.Timeout
+  /**
+   * True while plant writes are being made: then the sender's store work (expansion, claims,
+   * outcomes, pruning) takes `share` of the time at most, and the rest is theirs. Default:
+   * never (the app tells it of the store's batches of plant writes).
+   */
+  writing?: () => boolean
+  /** See `writing`. */
+  share?: number
 }
 
-// Deliveries claimed at once: what waits behind its endpoint's bound holds a lease, so the
-// lease covers the attempts queued before it (see leaseMs): a claim adds at most BATCH to
-// fewer than a round of the endpoint's lanes already waiting (Lanes.full).
+// Deliveries claimed at once.
 const BATCH = 16
-// Time for a finish to reach the store after its attempt.
-const LEASE_MARGIN = 2000
+// A lease lasts an attempt and this margin, and is renewed while its delivery is held (waiting
+// for its endpoint's lanes, in flight, or its outcome being recorded), every RENEW ms: a crashed
+// instance's deliveries are due again within WEBHOOK_TIMEOUT and the margin.
+export const LEASE_MARGIN = 5000
+const RENEW = LEASE_MARGIN / 2
+// The sender's store work's share of the time by default.
+const SHARE = 0.2
 // How long, in ms, after a claim that left out full endpoints and found nothing, before the next such claim.
 const BARREN_PAUSE = 100
 // Deliveries one expansion step adds at most: a change's cost does not grow with the endpoints,
@@ -59,7 +74,7 @@ export class WebhookSender {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly store: WebhookStore
   private readonly log: SenderLog
-  private readonly options: Required<Omit<SenderOptions, 'store' | 'log' | 'observer' | 'busy' | 'setTimer'>>
+  private readonly options: Required<Omit<SenderOptions, 'store' | 'log' | 'observer' | 'busy' | 'setTimer' | 'share' | 'resolve' | 'writing'>>
   private readonly saturated?: () => boolean
   private readonly setTimer: (wake: () => void, ms: number) => NodeJS.Timeout
   private pressure?: Pressure
@@ -67,6 +82,12 @@ export class WebhookSender {
   private readonly agent: Agent
   private readonly leaseMs: number
   private readonly lanes: Lanes
+  private readonly pacer: Pacer
+  /** Deliveries claimed and not yet recorded nor given back: their leases are renewed. */
+  private readonly held = new Set<string>()
+  private renewing?: Promise<void>
+  private sweeping?: Promise<void>
+  private finishing: Array<{ id: string, outcome: AttemptOutcome, done: (error?: Error) => void }> = []
   private readonly inFlight = new Set<Promise<void>>()
   private claiming = false
   /** The last claim, the expansion and the prune under way: stop() waits for them before it gives leases back. */
@@ -86,16 +107,17 @@ export class WebhookSender {
   private unlisten?: () => void
 
   constructor (options: SenderOptions) {
-    const { store, log, observer, busy, setTimer = setTimeout, ...rest } = options
+    const { store, log, observer, busy, setTimer = setTimeout, share = SHARE, writing = () => false, resolve, ...rest } = options
     this.store = store
     this.saturated = busy
     this.setTimer = setTimer
     this.log = new SenderLog(log)
     this.observer = observer
-    this.options = { perEndpoint: 4, total: 64, pollInterval: 1000, pruneInterval: 3_600_000, grace: 5000, ...rest }
-    this.agent = createWebhookAgent(this.options)
+    this.options = { perEndpoint: 4, total: 64, pollInterval: 1000, pruneInterval: 3_600_000, grace: 5000, disableAfter: 432_000_000, ...rest }
+    this.agent = createWebhookAgent({ ...this.options, resolve })
     this.lanes = new Lanes(this.options.perEndpoint, this.options.total)
-    this.leaseMs = this.options.timeout * (1 + Math.ceil((BATCH + this.options.perEndpoint - 1) / this.options.perEndpoint)) + LEASE_MARGIN
+    this.pacer = new Pacer(share, writing)
+    this.leaseMs = this.options.timeout + LEASE_MARGIN
   }
 
   /** Begins; once only. */
@@ -107,7 +129,10 @@ export class WebhookSender {
     if (this.saturated === undefined) this.pressure = new Pressure(() => this.wake())
     this.timers = [
       setInterval(() => this.wake(), this.options.pollInterval),
-      setInterval(() => this.prune(), this.options.pruneInterval)
+      setInterval(() => this.prune(), this.options.pruneInterval),
+      setInterval(() => this.renew(), RENEW),
+      // Endpoints are disabled at most a minute (or WEBHOOK_DISABLE_AFTER, when shorter) late.
+      setInterval(() => this.disableFailing(), Math.min(this.options.disableAfter, 60_000))
     ]
     this.prune()
     this.wake()
@@ -147,6 +172,8 @@ export class WebhookSender {
       do {
         this.again = false
         // Saturated: one attempt in flight at most, the rest once the load eases (Pressure wakes the sender).
+        await this.pacer.turn()
+        if (this.stopped) break
         const room = Math.min(this.busy() ? 1 - this.lanes.running : this.lanes.room(), BATCH)
         if (room <= 0) break
         const exclude = this.lanes.full()
@@ -159,8 +186,9 @@ export class WebhookSender {
           }
           break
         }
-        const claimed = await this.store.claim(this.owner, room, this.leaseMs, { exclude })
+        const claimed = await this.pacer.run(() => this.store.claim(this.owner, room, this.leaseMs, { exclude }))
         this.log.answered()
+        for (const delivery of claimed) this.held.add(delivery.id)
         if (exclude.length > 0 && claimed.length === 0) {
           this.barrenUntil = Date.now() + BARREN_PAUSE
           this.barrenWake = false
@@ -187,7 +215,7 @@ export class WebhookSender {
     try {
       do {
         this.expandAgain = false
-        const { deliveries, more } = await this.store.expand(EXPAND_STEP)
+        const { deliveries, more } = await this.pacer.run(() => this.store.expand(EXPAND_STEP))
         this.log.answered()
         if (first || deliveries > 0) this.claimNow()
         first = false
@@ -230,14 +258,45 @@ export class WebhookSender {
     if (this.cut) return
     this.log.attempt(delivery, outcome)
     try {
-      await this.store.finish(this.owner, delivery.id, outcome)
+      await this.record(delivery.id, outcome)
       this.log.answered()
     } catch (error) {
       // The lease runs out and the delivery is tried again, with the same webhook-id.
       this.log.failed(error as Error, 'recording an attempt')
       return
+    } finally {
+      this.held.delete(delivery.id)
     }
     if (outcome.result === 'retry') this.wakeBy(outcome.at.getTime())
+  }
+
+  // The outcomes of one turn go to the store together (both stores write them as one batch),
+  // and the time they took counts towards the sender's share.
+  private async record (id: string, outcome: AttemptOutcome): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      if (this.finishing.push({ id, outcome, done: (error) => error === undefined ? resolve() : reject(error) }) > 1) return
+      setImmediate(() => {
+        const batch = this.finishing
+        this.finishing = []
+        const start = performance.now()
+        Promise.all(batch.map(({ id, outcome, done }) => this.store.finish(this.owner, id, outcome).then(() => done(), done)))
+          .finally(() => this.pacer.charge(performance.now() - start))
+      })
+    })
+  }
+
+  private disableFailing (): void {
+    this.sweeping ??= this.store.disableFailing(new Date(Date.now() - this.options.disableAfter))
+      .then((count) => this.log.disabled(count), (error: Error) => this.log.failed(error, 'disabling failing endpoints'))
+      .finally(() => { this.sweeping = undefined })
+  }
+
+  // Renews the leases of the deliveries held, so that only a crashed instance's lapse.
+  private renew (): void {
+    if (this.renewing !== undefined || this.held.size === 0) return
+    this.renewing = this.store.renew(this.owner, [...this.held], this.leaseMs)
+      .then(() => this.log.answered(), (error: Error) => this.log.failed(error, 'renewing its leases'))
+      .finally(() => { this.renewing = undefined })
   }
 
   // A retry due before the next poll gets a wake-up of its own; a later one, the poll.
@@ -256,7 +315,7 @@ export class WebhookSender {
   }
 
   private prune (): void {
-    this.pruning ??= this.store.prune(new Date(Date.now() - this.options.retention))
+    this.pruning ??= this.pacer.run(() => this.store.prune(new Date(Date.now() - this.options.retention)))
       .then((count) => this.log.pruned(count), (error: Error) => this.log.failed(error, 'pruning deliveries'))
       .finally(() => { this.pruning = undefined })
   }
@@ -271,11 +330,12 @@ export class WebhookSender {
     this.stopped = true
     this.unlisten?.()
     this.pressure?.stop()
+    this.pacer.stop()
     for (const timer of this.timers) clearInterval(timer)
     for (const timer of this.retries) clearTimeout(timer)
     this.lanes.drop()
     // A claim under way starts nothing it gets once stopped: the release gives it back.
-    await Promise.all([this.claimed, this.expanding, this.pruning])
+    await Promise.all([this.claimed, this.expanding, this.pruning, this.renewing, this.sweeping])
     let timer: NodeJS.Timeout | undefined
     const cutOff = new Promise<void>((resolve) => { timer = setTimeout(resolve, this.options.grace) })
     await Promise.race([Promise.allSettled([...this.inFlight]), cutOff])

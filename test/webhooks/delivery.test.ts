@@ -209,7 +209,7 @@ forEachStore(t, (t, _build, databaseUrl) => {
     const endpoint = await store.webhooks.createEndpoint({ url: `http://localhost:${receiver.port}/`, secret: makeSecret() })
     await postPlant(app, { id: 1, name: 'Never sent' })
     await waitUntil('failed', async () => (await deliveries(store, endpoint.id))[0]?.status === 'failed')
-    t.match((await deliveries(store, endpoint.id))[0], { attempts: 2, lastError: /^refused to connect: a loopback address$/ })
+    t.match((await deliveries(store, endpoint.id))[0], { attempts: 2, lastError: 'refused: no public address' })
     t.equal(receiver.connections(), 0, 'the receiver saw no connection')
   })
 })

@@ -23,7 +23,7 @@ forEachStore(t, (t, _build, databaseUrl) => {
       await sleep(50)
       response.writeHead(204).end()
     })
-    // A 1 s timeout: the killed process's leases lapse 7 s after it claimed.
+    // A 1 s timeout: the killed process's leases lapse 6 s after they were last renewed.
     const first = await startServer(t, { ...env, WEBHOOK_TIMEOUT: '1000' })
     const killed = new AbortController()
     const posting = postPlants([first.url], 1, 400, 8, killed.signal)

@@ -4,6 +4,7 @@ import { TOKEN } from '../helpers/build.js'
 import { connect, freshPostgresUrl, PG_SKIP as skip } from '../helpers/postgres.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { exited, startServer } from '../helpers/server.js'
+import { LEASE_MARGIN } from '../../src/webhooks/sender.js'
 import { postPlants, startInProcess, subscribe, tally, waitUntil } from '../helpers/webhooks.js'
 
 // Two instances on one PostgreSQL: a server process and one built in this process.
@@ -15,7 +16,7 @@ t.test('two instances share the deliveries, each attempted once; a killed one\'s
   let hang = false
   const receiver = await startReceiver(t, (_, response) => { if (!hang) response.writeHead(204).end() })
   await subscribe(url, `${receiver.origin}/hooks`)
-  // A 2 s timeout: leases of 2 s × 5 + 2 s.
+  // A 2 s timeout: leases of 2 s + 5 s, renewed while held.
   const env = { API_TOKENS: TOKEN, DATABASE_URL: url, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT: '2000', WEBHOOK_RETRY_SCHEDULE: '50ms,100ms' }
   const a = await startServer(t, { ...env, LOG_LEVEL: 'debug' })
   const bLog: string[] = []
@@ -59,5 +60,6 @@ t.test('two instances share the deliveries, each attempted once; a killed one\'s
   for (const { id, until } of held) {
     const [first] = after(id)
     t.ok(first.at >= until.getTime() - 200, `${id}: taken over ${first.at - until.getTime()} ms after its lease ran out, not before`)
+    t.ok(first.at - killed <= 2000 + LEASE_MARGIN + 3000, `${id}: within the timeout and the margin of the kill (${first.at - killed} ms)`)
   }
 })

@@ -18,7 +18,7 @@ forEachStore(t, (t, _build, databaseUrl) => {
   t.test('SIGTERM ends the attempts in flight after the grace period and hands their deliveries back at once', async (t) => {
     let answering = false
     const { receiver, env } = await setUp(t, (_, response) => { if (answering) response.writeHead(204).end() })
-    // A 20 s timeout: leases of 102 s, which only a hand-back can beat.
+    // A 20 s timeout: leases of 25 s, which only a hand-back can beat.
     const first = await startServer(t, { ...env, WEBHOOK_TIMEOUT: '20000' })
     // Four attempts in flight (the bound per endpoint), two more claimed behind them.
     t.same((await postPlants([first.url], 1, 6, 6)).sort(), [1, 2, 3, 4, 5, 6])

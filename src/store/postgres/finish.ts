@@ -1,4 +1,4 @@
-import { outcomeColumns, STOPPED } from '../webhook-common.js'
+import { DISABLED, outcomeColumns, STOPPED } from '../webhook-common.js'
 import type { AttemptOutcome } from '../webhook-types.js'
 import { lockEndpoint, resubscribe, stopPending, type Transaction } from './outbox.js'
 import type { Query } from './query.js'
@@ -12,12 +12,24 @@ import type { Query } from './query.js'
 // a planner that believes the backlog small would read all of it through one, at every outcome.
 // Sent unnamed: a plan kept from when the table was small reads it whole once it is not.
 export const FINISH = `UPDATE webhook_deliveries d SET status = f.status, attempts = d.attempts + 1, last_status = f.last_status,
-    last_error = f.last_error, next_attempt_at = f.next, lease_owner = NULL, lease_until = NULL
+    last_error = f.last_error, next_attempt_at = f.next, lease_owner = NULL, lease_until = NULL,
+    finished_at = CASE WHEN f.status = 'pending' THEN NULL ELSE now() END
   FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[]) AS f (id, owner, status, last_status, last_error, next)
   WHERE d.id = ANY($1::text[]) AND d.id = f.id AND d.lease_owner = f.owner AND ARRAY[d.endpoint_id] <@ ARRAY(
     SELECT e.id FROM webhook_endpoints e WHERE e.id = ANY(ARRAY(SELECT endpoint_id FROM webhook_deliveries WHERE id = ANY($1::text[])))
     FOR KEY SHARE OF e
-  )`
+  ) RETURNING d.endpoint_id, f.status <> 'succeeded' AS failed`
+
+// Since its last success: an endpoint with a success among the outcomes is cleared, one with
+// only failures is set if it was not. The rows that change are locked in id order, so that two
+// instances never wait on each other's.
+const FAILING = `WITH outcome AS (
+    SELECT endpoint_id, bool_and(failed) AS failed FROM unnest($1::text[], $2::boolean[]) AS o (endpoint_id, failed) GROUP BY endpoint_id
+  ), changing AS (
+    SELECT e.id, o.failed FROM webhook_endpoints e JOIN outcome o ON o.endpoint_id = e.id
+    WHERE (e.failing_since IS NULL) = o.failed ORDER BY e.id FOR NO KEY UPDATE OF e
+  )
+  UPDATE webhook_endpoints e SET failing_since = CASE WHEN c.failed THEN now() END FROM changing c WHERE e.id = c.id`
 
 // Bounds a statement's size (its parameters) and the rows it holds locked at once.
 const MAX_ROWS = 500
@@ -66,10 +78,14 @@ export function finishQueries (query: Query, transaction: Transaction) {
       // The endpoint first, then its deliveries: the order every writer takes them in.
       await lockEndpoint(client, endpoint)
       if ((await client.query(FINISH, values([finish]))).rowCount === 0) return
-      await client.query('UPDATE webhook_endpoints SET enabled = false WHERE id = $1', [endpoint])
+      await client.query('UPDATE webhook_endpoints SET enabled = false, disabled_at = now(), disabled_reason = $2, failing_since = NULL WHERE id = $1', [endpoint, DISABLED.gone])
       await stopPending(client, endpoint, STOPPED.gone)
       await resubscribe(client, endpoint)
     })
+  }
+
+  async function failing ({ rows }: { rows: Array<{ endpoint_id: string, failed: boolean }> }): Promise<void> {
+    if (rows.length > 0) await query(undefined, FAILING, [rows.map((row) => row.endpoint_id), rows.map((row) => row.failed)])
   }
 
   async function send (batch: Waiting[], write: Promise<void>): Promise<void> {
@@ -88,7 +104,7 @@ export function finishQueries (query: Query, transaction: Transaction) {
     let rows: Waiting[] = []
     let ids = new Set<string>()
     const sendRows = async () => {
-      if (rows.length > 0) await send(rows, query(undefined, FINISH, values(rows)).then(() => {}))
+      if (rows.length > 0) await send(rows, query<{ endpoint_id: string, failed: boolean }>(undefined, FINISH, values(rows)).then(failing))
       rows = []
       ids = new Set()
     }

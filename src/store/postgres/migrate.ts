@@ -59,7 +59,17 @@ export const MIGRATIONS = [
   CREATE INDEX webhook_subscriptions_endpoint ON webhook_subscriptions (endpoint_id, since);
   CREATE TABLE webhook_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value BIGINT NOT NULL, mask INTEGER NOT NULL);
   INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, NULL, 0 FROM webhook_endpoints WHERE enabled;
-  INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT CASE WHEN count(*) > 0 THEN 1 ELSE 0 END FROM webhook_endpoints WHERE enabled));`
+  INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT CASE WHEN count(*) > 0 THEN 1 ELSE 0 END FROM webhook_endpoints WHERE enabled));`,
+  // Finished deliveries, succeeded or failed, are pruned by when they finished (those already
+  // finished, by when they were made). An endpoint keeps when its attempts began to fail
+  // (since its last success), and when and why the sender disabled it.
+  `ALTER TABLE webhook_deliveries ADD COLUMN finished_at TIMESTAMPTZ(3);
+  UPDATE webhook_deliveries SET finished_at = created_at WHERE status <> 'pending';
+  DROP INDEX webhook_deliveries_succeeded;
+  CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE status <> 'pending';
+  ALTER TABLE webhook_endpoints ADD COLUMN failing_since TIMESTAMPTZ(3);
+  ALTER TABLE webhook_endpoints ADD COLUMN disabled_at TIMESTAMPTZ(3);
+  ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;`
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import { stringifyNewPlant } from '../new-plant-json.js'
 import type { PlantRecord } from '../types.js'
-import { activeSecrets, deliveryBody, eventBit, STOPPED, SUBSCRIBED_MASK } from '../webhook-common.js'
+import { activeSecrets, deliveryBody, DISABLED, eventBit, STOPPED, SUBSCRIBED_MASK } from '../webhook-common.js'
 import type { ClaimOptions, ClaimedDelivery, Expansion, WebhookEventType } from '../webhook-types.js'
 import { CHANNEL } from './listen.js'
 import type { Query } from './query.js'
@@ -51,10 +51,10 @@ export const EXPAND = `WITH targets AS (
     WHERE s.endpoint_id > $2 AND s.since <= $3 AND (s.until IS NULL OR s.until > $3) AND coalesce(s.events, 1) & $4 <> 0
     ORDER BY s.endpoint_id LIMIT $5 FOR KEY SHARE OF e
   ), added AS (
-    INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, last_error, next_attempt_at, created_at, standard)
+    INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, last_error, next_attempt_at, created_at, standard, finished_at)
     SELECT 'msg_' || lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 16),
       $1, t.endpoint_id, CASE WHEN t.enabled THEN 'pending' ELSE 'failed' END, CASE WHEN t.enabled THEN NULL ELSE $6 END,
-      CASE WHEN t.enabled THEN now() END, $7, t.events IS NOT NULL
+      CASE WHEN t.enabled THEN now() END, $7, t.events IS NOT NULL, CASE WHEN t.enabled THEN NULL ELSE now() END
     FROM targets t RETURNING endpoint_id
   )
   SELECT count(*)::int AS added, max(endpoint_id) AS last FROM added`
@@ -87,6 +87,14 @@ export const CLAIM = `UPDATE webhook_deliveries d
   RETURNING d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, coalesce(e.previous_secret_until > now(), false) AS overlapping,
     d.standard, v.type, v.created_at AS at, v.body, d.attempts`
 
+// KEY SHARE on the endpoints first, as FINISH takes them (see finish.ts).
+const RENEW = `UPDATE webhook_deliveries d
+  SET lease_until = now() + $3::float8 * interval '1 millisecond', next_attempt_at = now() + $3::float8 * interval '1 millisecond'
+  WHERE d.id = ANY($1::text[]) AND d.lease_owner = $2 AND d.status = 'pending' AND ARRAY[d.endpoint_id] <@ ARRAY(
+    SELECT e.id FROM webhook_endpoints e WHERE e.id = ANY(ARRAY(SELECT endpoint_id FROM webhook_deliveries WHERE id = ANY($1::text[])))
+    FOR KEY SHARE OF e
+  )`
+
 const RELEASE = `WITH released AS (
     UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = now()
     WHERE lease_owner = $1 AND status = 'pending' RETURNING 1
@@ -94,7 +102,7 @@ const RELEASE = `WITH released AS (
   SELECT pg_notify('${CHANNEL}', $2) FROM released LIMIT 1`
 
 export const PRUNE = `DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(
-    SELECT id FROM webhook_deliveries WHERE status = 'succeeded' AND created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+    SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED
   )) RETURNING event_id`
 
 // Events that lost their last delivery go with it, once expanded: an expanded event gains no
@@ -138,7 +146,7 @@ export async function lockEndpoint (client: pg.PoolClient, id: string): Promise<
 }
 
 export async function stopPending (client: pg.PoolClient, endpoint: string, why: string): Promise<void> {
-  await client.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
+  await client.query(`UPDATE webhook_deliveries SET status = 'failed', last_error = $2, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, finished_at = now()
     WHERE endpoint_id = $1 AND status = 'pending'`, [endpoint, why])
 }
 
@@ -202,6 +210,23 @@ export function outboxQueries (query: Query, transaction: Transaction, instance:
         return { deliveries, more: events.length === EVENTS_PER_STEP }
       // A step that found nothing to expand, or added no delivery, says nothing of whether writes succeed.
       }, (expansion) => expansion.deliveries > 0)
+    },
+
+    async renew (owner: string, ids: readonly string[], leaseMs: number): Promise<void> {
+      await query(undefined, RENEW, [ids, owner, leaseMs])
+    },
+
+    async disableFailing (since: Date): Promise<number> {
+      return await transaction(async (client) => {
+        // Each endpoint's row lock first, then its deliveries, as every writer takes them.
+        const { rows } = await client.query<{ id: string }>('SELECT id FROM webhook_endpoints WHERE enabled AND failing_since <= $1 ORDER BY id FOR UPDATE', [since])
+        for (const { id } of rows) {
+          await client.query('UPDATE webhook_endpoints SET enabled = false, disabled_at = now(), disabled_reason = $2 WHERE id = $1', [id, DISABLED.failing])
+          await stopPending(client, id, STOPPED.disabled)
+          await resubscribe(client, id)
+        }
+        return rows.length
+      }, (count) => count > 0)
     },
 
     async release (owner: string): Promise<void> {

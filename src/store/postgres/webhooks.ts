@@ -7,7 +7,7 @@ import { CHANNEL, listen } from './listen.js'
 import { lockEndpoint, ORPHANS, outboxQueries, resubscribe, stopPending, type Transaction } from './outbox.js'
 import type { Query } from './query.js'
 
-const ENDPOINT_COLUMNS = 'id, url, description, events, enabled, created_at'
+const ENDPOINT_COLUMNS = 'id, url, description, events, enabled, created_at, disabled_at, disabled_reason'
 const DELIVERIES = `SELECT d.id, e.type, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
   FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = $1`
 /** An endpoint's deliveries, newest first, by key (test/src/store/webhook-plans.test.ts). */
@@ -85,7 +85,9 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
         const disabling = patch.enabled === false
         if (disabling && !await lockEndpoint(client, id)) return undefined
         const { rows } = await client.query<EndpointRow>(`UPDATE webhook_endpoints SET url = coalesce($2, url),
-          description = coalesce($3, description), enabled = coalesce($4, enabled), events = CASE WHEN $5 THEN $6 ELSE events END
+          description = coalesce($3, description), enabled = coalesce($4, enabled), events = CASE WHEN $5 THEN $6 ELSE events END,
+          failing_since = CASE WHEN $4 IS NULL THEN failing_since END, disabled_at = CASE WHEN $4 IS NULL THEN disabled_at END,
+          disabled_reason = CASE WHEN $4 IS NULL THEN disabled_reason END
           WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
         [id, patch.url ?? null, patch.description ?? null, patch.enabled ?? null, patch.events !== undefined, eventMask(patch.events)])
         if (rows.length === 0) return undefined
@@ -122,7 +124,7 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
 
     async retryDelivery (endpoint, id) {
       const { rows } = await query('plant-store-webhooks-retry', `WITH retried AS (
-          UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), lease_owner = NULL, lease_until = NULL
+          UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), lease_owner = NULL, lease_until = NULL, finished_at = NULL
           WHERE id = $1 AND endpoint_id = $2 RETURNING 1
         )
         SELECT pg_notify('${CHANNEL}', $3) FROM retried`, [id, endpoint, instance])
@@ -142,6 +144,8 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
 
     claim: outbox.claim,
     finish,
+    renew: outbox.renew,
+    disableFailing: outbox.disableFailing,
     release: outbox.release,
     prune: outbox.prune,
 

@@ -54,7 +54,17 @@ export const MIGRATIONS = [
   CREATE INDEX webhook_subscriptions_endpoint ON webhook_subscriptions (endpoint_id, since);
   CREATE TABLE webhook_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL, mask INTEGER NOT NULL) STRICT;
   INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, NULL, 0 FROM webhook_endpoints WHERE enabled = 1;
-  INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT count(*) > 0 FROM webhook_endpoints WHERE enabled = 1));`
+  INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT count(*) > 0 FROM webhook_endpoints WHERE enabled = 1));`,
+  // Finished deliveries, succeeded or failed, are pruned by when they finished (those already
+  // finished, by when they were made). An endpoint keeps when its attempts began to fail
+  // (since its last success), and when and why the sender disabled it.
+  `ALTER TABLE webhook_deliveries ADD COLUMN finished_at INTEGER;
+  UPDATE webhook_deliveries SET finished_at = created_at WHERE status <> 'pending';
+  DROP INDEX webhook_deliveries_succeeded;
+  CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE status <> 'pending';
+  ALTER TABLE webhook_endpoints ADD COLUMN failing_since INTEGER;
+  ALTER TABLE webhook_endpoints ADD COLUMN disabled_at INTEGER;
+  ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;`
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */

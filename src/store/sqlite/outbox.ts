@@ -13,10 +13,10 @@ export const EXPANSION = {
   // The endpoints whose subscription spell covers the event's generation, in id order from where
   // the last step stopped. One disabled since gets the delivery as failed (as a disable leaves its
   // pending ones); a deleted one has no subscription left. The id starts with the time in ms.
-  fanout: `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, last_error, next_attempt_at, created_at, standard)
+  fanout: `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, last_error, next_attempt_at, created_at, standard, finished_at)
     SELECT 'msg_' || printf('%012x', @now) || lower(hex(randomblob(8))), @event, s.endpoint_id,
       CASE WHEN e.enabled THEN 'pending' ELSE 'failed' END, CASE WHEN e.enabled THEN NULL ELSE @stopped END,
-      CASE WHEN e.enabled THEN @now END, @createdAt, s.events IS NOT NULL
+      CASE WHEN e.enabled THEN @now END, @createdAt, s.events IS NOT NULL, CASE WHEN e.enabled THEN NULL ELSE @now END
     FROM webhook_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id
     WHERE s.endpoint_id > @after AND s.since <= @generation AND (s.until IS NULL OR s.until > @generation)
       AND (coalesce(s.events, 1) & @bit) <> 0

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import { deletedData, stringifyNewPlant } from '../new-plant-json.js'
 import type { PlantRecord } from '../types.js'
-import { activeSecrets, deliveryBody, deliveryListeners, eventMask, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
+import { activeSecrets, DISABLED, deliveryBody, deliveryListeners, eventMask, newEndpointId, outcomeColumns, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
 import { EndpointLimitError, type AttemptOutcome, type ClaimedDelivery, type EndpointPage, type EndpointPatch, type NewEndpoint, type WebhookEventType, type WebhookStore } from '../webhook-types.js'
 import { sqliteOutbox } from './outbox.js'
 
@@ -15,7 +15,7 @@ export type Run = <T>(work: () => T, wrote?: (result: T) => boolean) => T
 /** Runs a read against the database: it ends no write outage, and one it meets is a read outage. */
 export type Read = <T>(work: () => T) => T
 
-const ENDPOINT_COLUMNS = 'id, url, description, events, enabled, created_at'
+const ENDPOINT_COLUMNS = 'id, url, description, events, enabled, created_at, disabled_at, disabled_reason'
 const ENDPOINT = `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints`
 const DELIVERY = `SELECT d.id, e.type, e.plant_id, d.status, d.attempts, d.last_status, d.last_error, d.next_attempt_at, d.created_at
   FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = @endpoint`
@@ -31,7 +31,7 @@ export const PLANNED = {
         AND d.endpoint_id NOT IN (SELECT value FROM json_each(@exclude)) ORDER BY d.next_attempt_at LIMIT @limit)
     RETURNING id`,
   prune: `DELETE FROM webhook_deliveries WHERE rowid IN
-    (SELECT rowid FROM webhook_deliveries WHERE status = 'succeeded' AND created_at < ? LIMIT ?) RETURNING event_id`,
+    (SELECT rowid FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ? LIMIT ?) RETURNING event_id`,
   // Events that lost their last delivery go with it, once expanded.
   orphan: 'DELETE FROM webhook_events WHERE id = ? AND fanout IS NULL AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)'
 }
@@ -73,11 +73,18 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     endpoint: db.prepare<[string], EndpointRow>(`${ENDPOINT} WHERE id = ?`),
     update: db.prepare<Record<string, unknown>, EndpointRow>(`UPDATE webhook_endpoints SET url = coalesce(@url, url),
       description = coalesce(@description, description), enabled = coalesce(@enabled, enabled),
+      failing_since = CASE WHEN @enabled IS NULL THEN failing_since END, disabled_at = CASE WHEN @enabled IS NULL THEN disabled_at END,
+      disabled_reason = CASE WHEN @enabled IS NULL THEN disabled_reason END,
       events = CASE WHEN @setEvents THEN @events ELSE events END
       WHERE id = @id RETURNING ${ENDPOINT_COLUMNS}`),
-    stop: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', last_error = @why, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
-      WHERE endpoint_id = @endpoint AND status = 'pending'`),
-    disable: db.prepare<[string]>('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
+    stop: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', last_error = @why, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL,
+      finished_at = @now WHERE endpoint_id = @endpoint AND status = 'pending'`),
+    disable: db.prepare<Record<string, unknown>>('UPDATE webhook_endpoints SET enabled = 0, disabled_at = @now, disabled_reason = @why WHERE id = @id'),
+    disableFailing: db.prepare<Record<string, unknown>, string>(`UPDATE webhook_endpoints SET enabled = 0, disabled_at = @now, disabled_reason = @why
+      WHERE enabled = 1 AND failing_since <= @before RETURNING id`).pluck(),
+    // Since its last success: a success clears it, the first failure after one sets it.
+    failing: db.prepare<Record<string, unknown>>(`UPDATE webhook_endpoints SET failing_since = CASE WHEN @failed THEN @now END
+      WHERE id = @id AND (failing_since IS NULL) = @failed`),
     deleteEndpoint: db.prepare<[string]>('DELETE FROM webhook_endpoints WHERE id = ?'),
     deleteDeliveries: db.prepare<[string], number>('DELETE FROM webhook_deliveries WHERE endpoint_id = ? RETURNING event_id').pluck(),
     orphan: db.prepare(PLANNED.orphan),
@@ -85,15 +92,17 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
       WHERE id = @id`),
     firstPage: db.prepare<Record<string, unknown>, DeliveryRow>(PLANNED.firstPage).safeIntegers(true),
     nextPage: db.prepare<Record<string, unknown>, DeliveryRow>(PLANNED.nextPage).safeIntegers(true),
-    retry: db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @now, lease_owner = NULL, lease_until = NULL
+    retry: db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @now, lease_owner = NULL, lease_until = NULL, finished_at = NULL
       WHERE id = @id AND endpoint_id = @endpoint`),
     claim: db.prepare<Record<string, unknown>, { id: string }>(PLANNED.claim),
     claimed: db.prepare<[string], ClaimRow>(`SELECT d.id, d.endpoint_id, e.url, e.secret, e.previous_secret, e.previous_secret_until,
       d.standard, v.type, v.created_at AS at, v.body, d.attempts
       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN webhook_events v ON v.id = d.event_id WHERE d.id = ?`),
     finish: db.prepare<Record<string, unknown>, { endpoint_id: string }>(`UPDATE webhook_deliveries SET status = @status, attempts = attempts + 1,
-      last_status = @lastStatus, last_error = @lastError, next_attempt_at = @next, lease_owner = NULL, lease_until = NULL
-      WHERE id = @id AND lease_owner = @owner AND status = 'pending' RETURNING endpoint_id`),
+      last_status = @lastStatus, last_error = @lastError, next_attempt_at = @next, lease_owner = NULL, lease_until = NULL,
+      finished_at = CASE WHEN @status = 'pending' THEN NULL ELSE @now END WHERE id = @id AND lease_owner = @owner AND status = 'pending' RETURNING endpoint_id`),
+    renew: db.prepare(`UPDATE webhook_deliveries SET lease_until = @until, next_attempt_at = @until
+      WHERE id IN (SELECT value FROM json_each(@ids)) AND lease_owner = @owner AND status = 'pending'`),
     release: db.prepare(`UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL, next_attempt_at = @now
       WHERE lease_owner = @owner AND status = 'pending'`),
     prune: db.prepare<[number, number], number>(PLANNED.prune).pluck(),
@@ -104,7 +113,7 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
   let waking = false
 
   function stopPending (endpoint: string, why: string): void {
-    sql.stop.run({ endpoint, why })
+    sql.stop.run({ endpoint, why, now: Date.now() })
   }
 
   // Every change of endpoints goes through here, on the store's one connection: the mask a
@@ -170,16 +179,29 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
   }, (claimed) => claimed.length > 0)
 
   const finishAll = transaction((finishes: Finish[]) => {
+    const now = Date.now()
     for (const { owner, id, outcome } of finishes) {
       const { next, ...columns } = outcomeColumns(outcome)
-      const row = sql.finish.get({ id, owner, ...columns, next: next?.getTime() ?? null })
-      if (row !== undefined && outcome.result === 'gone') {
-        sql.disable.run(row.endpoint_id)
+      const row = sql.finish.get({ id, owner, ...columns, next: next?.getTime() ?? null, now })
+      if (row === undefined) continue
+      sql.failing.run({ id: row.endpoint_id, failed: Number(outcome.result !== 'succeeded'), now })
+      if (outcome.result === 'gone') {
+        sql.disable.run({ id: row.endpoint_id, why: DISABLED.gone, now })
         stopPending(row.endpoint_id, STOPPED.gone)
         outbox.resubscribe(row.endpoint_id)
       }
     }
   })
+
+  // Every endpoint failing since `before` is disabled, and its pending deliveries stop.
+  const disableFailing = transaction((before: number): number => {
+    const ids = sql.disableFailing.all({ before, why: DISABLED.failing, now: Date.now() })
+    for (const id of ids) {
+      stopPending(id, STOPPED.disabled)
+      outbox.resubscribe(id)
+    }
+    return ids.length
+  }, (count) => count > 0)
 
   // The outcomes recorded in one turn of the event loop share one transaction: one
   // commit for many attempts, as plant writes share theirs.
@@ -273,6 +295,15 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
 
     async finish (owner, id, outcome) {
       await finish(owner, id, outcome)
+    },
+
+    async renew (owner, ids, leaseMs) {
+      const until = Date.now() + leaseMs
+      run(() => sql.renew.run({ owner, until, ids: JSON.stringify(ids) }))
+    },
+
+    async disableFailing (since) {
+      return disableFailing(since.getTime())
     },
 
     async release (owner) {

@@ -37,6 +37,7 @@ t.test('defaults', async (t) => {
     webhookRetrySchedule: [5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
     webhookTimeout: 15000,
     webhookRetention: 7 * 24 * 3600000,
+    webhookDisableAfter: 5 * 24 * 3600000,
     webhookEndpointLimit: 100,
     logLevel: 'info'
   })
@@ -76,6 +77,7 @@ t.test('every variable is read', async (t) => {
     WEBHOOK_RETRY_SCHEDULE: '50ms, 1s,2m,3h ,0s',
     WEBHOOK_TIMEOUT: '2500',
     WEBHOOK_RETENTION: '90m',
+    WEBHOOK_DISABLE_AFTER: '48h',
     WEBHOOK_ENDPOINT_LIMIT: '4000',
     LOG_LEVEL: 'warn'
   })
@@ -107,6 +109,7 @@ t.test('every variable is read', async (t) => {
     webhookRetrySchedule: [50, 1000, 120000, 10800000, 0],
     webhookTimeout: 2500,
     webhookRetention: 5400000,
+    webhookDisableAfter: 172800000,
     webhookEndpointLimit: 4000,
     logLevel: 'warn'
   })
@@ -259,6 +262,8 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
     [{ WEBHOOK_ENDPOINT_LIMIT: '1e3' }, 'WEBHOOK_ENDPOINT_LIMIT="1e3" is not valid: expected an integer from 1 to 100000'],
     ...['7d', '1h,2h', '168'].map((value): [Record<string, string>, string] =>
       [{ WEBHOOK_RETENTION: value }, `WEBHOOK_RETENTION=${JSON.stringify(value)} is not valid: expected a delay of plain decimal digits and a unit (ms, s, m or h), such as 168h`]),
+    ...['5d', '120'].map((value): [Record<string, string>, string] =>
+      [{ WEBHOOK_DISABLE_AFTER: value }, `WEBHOOK_DISABLE_AFTER=${JSON.stringify(value)} is not valid: expected a delay of plain decimal digits and a unit (ms, s, m or h), such as 120h`]),
     // Not what a browser sends in Origin: a path or trailing slash, a default port, capitals, no scheme, another scheme, * among others.
     ...['https://app.example.com/', 'https://app.example.com/app', 'https://app.example.com:443', 'http://App.example.com', 'app.example.com',
       'ftp://app.example.com', 'https://user@app.example.com', 'https://app.example.com?x', 'null', '*,https://app.example.com', 'https://app.example.com,',

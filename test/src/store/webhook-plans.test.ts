@@ -33,7 +33,7 @@ t.test('SQLite serves the outbox from its indexes', async (t) => {
   t.same(plan(PLANNED.prune, [1, 500]), [
     'SEARCH webhook_deliveries USING INTEGER PRIMARY KEY (rowid=?)',
     'LIST SUBQUERY 1',
-    'SEARCH webhook_deliveries USING COVERING INDEX webhook_deliveries_succeeded (created_at<?)'
+    'SEARCH webhook_deliveries USING INDEX webhook_deliveries_finished (finished_at<?)'
   ], 'prune')
   t.same(plan(PLANNED.orphan, [1, 1]), [
     'SEARCH webhook_events USING INTEGER PRIMARY KEY (rowid=?)',
@@ -73,7 +73,7 @@ t.test('PostgreSQL serves the outbox from its indexes', { skip: PG_SKIP && `Post
     ['next page', PAGES.next, ['ep_3', 21, new Date(), 'msg_5'], [/^Limit/, /Index Scan using webhook_deliveries_endpoint[\s\S]*Index Cond: \(\(endpoint_id = .*\) AND \(ROW\(created_at, id\) < ROW/]],
     ['finish', FINISH, [['msg_3', 'msg_9'], ['o', 'o'], ['succeeded', 'pending'], [200, null], [null, 'HTTP 503'], [null, new Date()]],
       [/Index Scan using webhook_deliveries_pkey on webhook_deliveries d\b/]],
-    ['prune', PRUNE, [cut, 500], [/Index Scan using webhook_deliveries_succeeded/, /Index Scan using webhook_deliveries_pkey on webhook_deliveries .*\n\s+Index Cond: \(id = ANY/]],
+    ['prune', PRUNE, [cut, 500], [/Index Scan using webhook_deliveries_finished/, /Index Scan using webhook_deliveries_pkey on webhook_deliveries .*\n\s+Index Cond: \(id = ANY/]],
     ['events left without deliveries', ORPHANS, [[1, 2, 3]], [/Index Scan using webhook_events_pkey/, /Index (Only )?Scan using webhook_deliveries_event/]]
   ]
   for (const [name, sql, values, expected] of shapes) {

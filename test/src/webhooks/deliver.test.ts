@@ -118,11 +118,11 @@ t.test('private targets refused: no connection is made, by literal address or by
   const receiver = await startReceiver(t)
   const options = { ...OPTIONS, allowPrivate: false }
   const agent = agentFor(t, options)
-  t.match(await attempt(agent, delivery(`${receiver.origin}/`), options), { result: 'retry', status: undefined, error: /^refused to connect: a loopback address$/ }, 'literal')
-  t.match(await attempt(agent, delivery(`http://[::ffff:127.0.0.1]:${receiver.port}/`), options), { result: 'retry', error: /^refused to connect: a loopback address$/ }, 'IPv4-mapped')
+  t.match(await attempt(agent, delivery(`${receiver.origin}/`), options), { result: 'retry', status: undefined, error: /^refused: a loopback address$/ }, 'literal')
+  t.match(await attempt(agent, delivery(`http://[::ffff:127.0.0.1]:${receiver.port}/`), options), { result: 'retry', error: /^refused: a loopback address$/ }, 'IPv4-mapped')
   t.match(await attempt(agent, delivery(`http://localhost:${receiver.port}/`, 2), options),
-    { result: 'failed', status: undefined, error: /^refused to connect: a loopback address$/ }, 'a name that resolves to loopback: neither its address nor its name')
-  t.match(await attempt(agent, delivery(`https://localhost:${receiver.port}/`), options), { result: 'retry', error: /^refused to connect: a loopback address$/ }, 'https too')
+    { result: 'failed', status: undefined, error: /^refused: no public address$/ }, 'a name that resolves to loopback: neither its address nor its name')
+  t.match(await attempt(agent, delivery(`https://localhost:${receiver.port}/`), options), { result: 'retry', error: /^refused: no public address$/ }, 'https too')
   t.equal(receiver.connections(), 0, 'the receiver saw no connection')
   t.equal(receiver.received.length, 0)
 
@@ -138,7 +138,7 @@ t.test('the lookup refuses a name if any of its addresses is refused, and passes
   })
   // The system resolver, on a name /etc/hosts answers.
   let [error] = await look(guardedLookup(false), 'localhost', true)
-  t.match(error, { name: 'RefusedAddressError', message: /^refused to connect: a loopback address$/ })
+  t.match(error, { name: 'RefusedAddressError', message: /^refused: no public address$/ })
   ;[error] = await look(guardedLookup(false), 'localhost', false)
   t.match(error, { name: 'RefusedAddressError' })
   const [, one, family] = await look(guardedLookup(true), 'localhost', false)
@@ -155,15 +155,32 @@ t.test('the lookup refuses a name if any of its addresses is refused, and passes
   }
   const mixed = [{ address: '93.184.215.14', family: 4 }, { address: '169.254.169.254', family: 4 }]
   ;[error] = await look(guardedLookup(true, answering(mixed)), 'rebind.example', true)
-  t.match(error, { message: 'refused to connect: the cloud metadata address' }, 'never the metadata address')
+  t.match(error, { message: 'refused: no public address' }, 'never the metadata address')
   ;[error] = await look(guardedLookup(false, answering([{ address: '93.184.215.14', family: 4 }, { address: 'fd12::1', family: 6 }])), 'rebind.example', true)
-  t.match(error, { message: 'refused to connect: a private address' })
+  t.match(error, { message: 'refused: no public address' })
   const [none, publicOnly] = await look(guardedLookup(false, answering([mixed[0]])), 'public.example', true)
   t.equal(none, null)
   t.same(publicOnly, [mixed[0]], 'a public answer passes')
   const failure = Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.example'), { code: 'ENOTFOUND' })
   ;[error] = await look(guardedLookup(false, answering(failure)), 'nowhere.example', true)
-  t.equal(error, failure, 'a resolver error passes through')
+  t.match(error, { name: 'RefusedAddressError', message: 'refused: no public address' }, 'a name that does not resolve reads the same')
+  t.equal(error?.message.includes('nowhere'), false, 'and never names it')
   ;[error] = await look(guardedLookup(false, answering([])), 'empty.example', false)
-  t.match(error, { code: 'ENOTFOUND', message: 'empty.example has no address' })
+  t.match(error, { name: 'RefusedAddressError', message: 'refused: no public address' })
+})
+
+t.test('a name that does not resolve and one that resolves to loopback give the same lastError', async (t) => {
+  const receiver = await startReceiver(t)
+  // Made-up answers: `.invalid` never resolves (RFC 6761), localhost is loopback. No query leaves the machine.
+  const resolve = (hostname: string, _: LookupAllOptions, callback: (error: Error | null, addresses: LookupAddress[]) => void) => {
+    if (hostname.endsWith('.invalid')) callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), [])
+    else callback(null, [{ address: '127.0.0.1', family: 4 }])
+  }
+  const options = { ...OPTIONS, allowPrivate: false, resolve }
+  const agent = agentFor(t, options)
+  const unknown = await attempt(agent, delivery(`http://internal-billing.invalid:${receiver.port}/`), options)
+  const loopback = await attempt(agent, delivery(`http://localhost:${receiver.port}/`), options)
+  t.match(unknown, { result: 'retry', error: 'refused: no public address' })
+  t.equal(unknown.result === 'retry' && unknown.error, loopback.result === 'retry' && loopback.error, 'the same words')
+  t.equal(receiver.connections(), 0)
 })

@@ -153,7 +153,7 @@ forEachStore(t, (t, _build, databaseUrl) => {
     const { sender: second, lines } = sender(t, store, { retention: 10, pruneInterval: 50 })
     second.start()
     await waitUntil('pruned', async () => (await store.webhooks.listDeliveries(endpoint.id, { limit: 1 }))?.length === 0)
-    t.match(lines.find((line) => line.message === 'pruned succeeded webhook deliveries'), { fields: { pruned: 1 } })
+    t.match(lines.find((line) => line.message === 'pruned finished webhook deliveries'), { fields: { pruned: 1 } })
   })
 })
 
@@ -166,7 +166,7 @@ t.test('a locked store pauses the sender quietly, and it resumes by itself', asy
   })
   const endpoint = await store.webhooks.createEndpoint({ url: receiver.origin, secret: makeSecret() })
   await store.create({ id: 1n, name: 'during the outage' })
-  // A lease of 500 ms × 6 + 2 s: a finish that cannot be recorded is tried again after it.
+  // A lease of 500 ms + 5 s: a finish that cannot be recorded is tried again after it.
   const { sender: running, lines } = sender(t, store, { timeout: 500, pollInterval: 100 })
   running.start()
   await receiver.waitFor(1)
@@ -381,13 +381,42 @@ t.test('a retry already due when its outcome is recorded wakes at once, with no 
 
 t.test('a fault that is not an outage is logged each time', async (t) => {
   const store = await openStore({ databaseUrl: 'sqlite::memory:', sqliteSynchronous: 'normal', databasePoolSize: 1, databaseTimeout: 1000 })
-  const { sender: running, lines } = sender(t, store, { pollInterval: 20, pruneInterval: 20 })
+  const { sender: running, lines } = sender(t, store, { pollInterval: 20, pruneInterval: 20, disableAfter: 20 })
   running.start()
   await store.close()
-  await waitUntil('failures are logged', () => lines.filter((line) => line.level === 'error').length >= 4)
+  await waitUntil('failures are logged', () => lines.filter((line) => line.level === 'error').length >= 5)
   await running.stop()
   const messages = new Set(lines.filter((line) => line.level === 'error').map((line) => line.message))
-  t.same([...messages].sort(), ['webhook sender failed claiming deliveries', 'webhook sender failed expanding events', 'webhook sender failed pruning deliveries', 'webhook sender failed releasing its leases'])
+  t.same([...messages].sort(), ['webhook sender failed claiming deliveries', 'webhook sender failed disabling failing endpoints', 'webhook sender failed expanding events',
+    'webhook sender failed pruning deliveries', 'webhook sender failed releasing its leases'])
+})
+
+t.test('the leases of the deliveries held are renewed while their attempts run', async (t) => {
+  const store = await openStore({ databaseUrl: 'sqlite::memory:', sqliteSynchronous: 'normal', databasePoolSize: 1, databaseTimeout: 1000 })
+  t.teardown(() => store.close())
+  const receiver = await startReceiver(t, async (_, response) => {
+    await sleep(3500)
+    response.writeHead(204).end()
+  })
+  await store.webhooks.createEndpoint({ url: receiver.origin, secret: makeSecret() })
+  await store.create({ id: 1n, name: 'slow' })
+  const renewed: string[][] = []
+  const webhooks: WebhookStore = {
+    ...store.webhooks,
+    renew: async (owner, ids, leaseMs) => {
+      renewed.push([...ids])
+      await store.webhooks.renew(owner, ids, leaseMs)
+      throw new Error('renewal refused')
+    }
+  }
+  const { log, lines } = logger()
+  const running = new WebhookSender({ ...BASE, store: webhooks, log, timeout: 5000, pollInterval: 60_000 })
+  t.teardown(() => running.stop())
+  running.start()
+  const [request] = await receiver.waitFor(1)
+  await waitUntil('renewed', () => renewed.length > 0, 5000)
+  t.same(renewed[0], [request.headers['webhook-id']], 'the delivery in flight')
+  t.ok(lines.some((line) => line.message === 'webhook sender failed renewing its leases'), 'a renewal that fails is logged')
 })
 
 t.test('the sender expands a backlog of events in bounded steps, each delivery once, and delivers them', async (t) => {
