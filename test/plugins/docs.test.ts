@@ -37,7 +37,7 @@ const SUCCESS: Record<string, unknown> = {
 const OPERATIONS = {
   '/plants': { post: ['200', '400', '401', '403', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '403', '429', '503'] },
   '/plants/{id}': {
-    get: ['200', '304', '400', '401', '403', '404', '429', '503'],
+    get: ['200', '304', '400', '401', '403', '404', '412', '429', '503'],
     delete: ['204', '400', '401', '403', '404', '412', '429', '503'],
     patch: ['200', '400', '401', '403', '404', '412', '413', '415', '429', '503']
   },
@@ -159,9 +159,14 @@ t.test('the document matches the seed\'s tables', async (t) => {
   t.equal(schemas.PlantPatch.required, undefined, 'every field may be left out')
   const headerParameters = (method: string) => doc.paths['/plants/{id}'][method].parameters
     .filter((p: { in: string }) => p.in === 'header').map((p: { name: string, required: boolean }) => [p.name, p.required])
-  t.same(headerParameters('patch'), [['If-Match', false]])
-  t.same(headerParameters('delete'), [['If-Match', false]])
-  t.same(headerParameters('get'), [['If-None-Match', false]])
+  // RFC 9110 §13.2.2: both preconditions on every method, each bounded, with the 412 a failed one answers.
+  for (const method of ['get', 'patch', 'delete']) {
+    t.same(headerParameters(method), [['If-Match', false], ['If-None-Match', false]], `${method}: If-Match and If-None-Match`)
+    t.match(doc.paths['/plants/{id}'][method].parameters.filter((p: { in: string }) => p.in === 'header'), [{ schema: { maxLength: 4096 } }, { schema: { maxLength: 4096 } }])
+    t.match(doc.paths['/plants/{id}'][method].responses[412], { description: /If-Match names no current ETag/ })
+  }
+  t.match(doc.paths['/plants/{id}'].patch.responses[412], { description: /If-None-Match names its current ETag/ })
+  t.match(doc.paths['/plants/{id}'].delete.responses[412], { description: /If-None-Match names its current ETag/ })
   t.same(doc.paths['/plants/{id}'].get.responses[304].content, undefined, '304: no body')
 })
 
