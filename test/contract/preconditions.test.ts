@@ -120,3 +120,14 @@ t.test('precondition headers: at most 4,096 characters, and a long one costs wha
     }
   }
 })
+
+t.test('a precondition list: entity tags between commas, spaces and tabs around them, nothing else', async (t) => {
+  const app = await build(t)
+  const etag = (await postPlant(app, { id: 1, name: 'Fern' })).headers.etag as string
+  for (const header of [`\t${etag}\t`, `,, "a" ,\t${etag},`, `W/"a", ${etag}`]) {
+    t.equal((await read(app, 1, { 'if-match': header })).statusCode, 200, JSON.stringify(header))
+  }
+  for (const header of ['"a b"', '"a\u007f"', '"a"x', 'W/ "a"', 'w/"a"', `${etag} ${etag}`, '"a', '"a",*']) {
+    assertError(t, await read(app, 1, { 'if-match': header }), 400, /^headers\/if-match must be \* or a comma-separated list of entity tags/)
+  }
+})
