@@ -66,7 +66,7 @@ const docs: FastifyPluginAsync = async (fastify) => {
       servers: [{ url: '/', description: 'This service: the host that serves this document' }],
       tags: [
         { name: 'plants', description: 'The plant store: every operation needs a bearer token, with the scope plants:read to read and list, plants:write to create, change and delete' },
-        { name: 'webhooks', description: 'Subscriptions to the plants added, and their deliveries: every operation needs a bearer token with the scope webhooks' },
+        { name: 'webhooks', description: 'Subscriptions to the plants added, changed and deleted, and their deliveries: every operation needs a bearer token with the scope webhooks' },
         { name: 'probes', description: 'Health and readiness, for load balancers and orchestrators' },
         { name: 'operations', description: 'Metrics for Prometheus: a bearer token with the scope metrics' },
         { name: 'docs', description: 'This document and its interactive reference' }

@@ -32,21 +32,28 @@ export const EtagHeader = Type.String({
   examples: ['"nfwLjKlBkjGmssHcEHJQ_3KjqgSDeFfJVdNNCCm3BOA"']
 })
 
-/** The request header of a change made only to the plant as the client last read it. */
-export const IfMatchHeaders = Type.Object({
-  'If-Match': Type.Optional(Type.String({
-    maxLength: 4096,
-    description: 'Change the plant only if its current ETag is one of these (a comma-separated list of strong ETags), or, with `*`, only if it exists; ' +
-      'otherwise 412 and nothing changes. Weak ETags (W/"…") never match',
-    examples: ['"nfwLjKlBkjGmssHcEHJQ_3KjqgSDeFfJVdNNCCm3BOA"']
-  }))
+/** The longest If-Match or If-None-Match accepted (a 400 beyond): reading one costs time linear in its length. */
+export const MAX_PRECONDITION_LENGTH = 4096
+
+const IfMatch = Type.String({
+  maxLength: MAX_PRECONDITION_LENGTH,
+  description: 'Proceed only if the plant\'s current ETag is one of these (a comma-separated list of strong ETags), or, with `*`, only if it exists; ' +
+    'otherwise 412 and nothing changes. Weak ETags (W/"…") never match',
+  examples: ['"nfwLjKlBkjGmssHcEHJQ_3KjqgSDeFfJVdNNCCm3BOA"']
 })
 
-/** The request header of a read that needs no body when the client's copy is current. */
-export const IfNoneMatchHeaders = Type.Object({
-  'If-None-Match': Type.Optional(Type.String({
-    maxLength: 4096,
-    description: 'Answer 304 with no body when the plant\'s current ETag is one of these (a comma-separated list; W/ is ignored), or, with `*`, when it exists',
-    examples: ['"nfwLjKlBkjGmssHcEHJQ_3KjqgSDeFfJVdNNCCm3BOA"']
-  }))
+const IfNoneMatch = Type.String({
+  maxLength: MAX_PRECONDITION_LENGTH,
+  description: 'Proceed only if the plant\'s current ETag is none of these (a comma-separated list; W/ is ignored), or, with `*`, only if there is no plant. ' +
+    'Otherwise a read answers 304 with no body (the copy the client holds is current), and a change or delete 412 with nothing changed',
+  examples: ['"nfwLjKlBkjGmssHcEHJQ_3KjqgSDeFfJVdNNCCm3BOA"']
 })
+
+/** The request header of a change made only to the plant as the client last read it. */
+export const IfMatchHeaders = Type.Object({ 'If-Match': Type.Optional(IfMatch) })
+
+/** The request header of a read that needs no body when the client's copy is current. */
+export const IfNoneMatchHeaders = Type.Object({ 'If-None-Match': Type.Optional(IfNoneMatch) })
+
+/** Both preconditions: every method of a plant evaluates both (RFC 9110 §13.2.2). */
+export const ConditionalHeaders = Type.Object({ 'If-Match': Type.Optional(IfMatch), 'If-None-Match': Type.Optional(IfNoneMatch) })

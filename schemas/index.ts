@@ -3,7 +3,7 @@ import { ErrorBody } from './error.js'
 import { PlantListItem } from './list.js'
 import { NewPlant, Plant } from './plant.js'
 import { PlantPatch } from './plant-patch.js'
-import { CreatedWebhookEndpoint, NewWebhookEndpoint, PlantChangedEvent, PlantDeletedEvent, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch, WebhookSecret } from './webhooks.js'
+import { CreatedWebhookEndpoint, NewWebhookEndpoint, PlantCreatedEvent, PlantDeletedEvent, PlantUpdatedEvent, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch, WebhookSecret } from './webhooks.js'
 
 export * from './error.js'
 export * from './headers.js'
@@ -15,7 +15,7 @@ export * from './webhooks.js'
 
 /** The named schemas, registered with `addSchema` so routes and the OpenAPI document share them. */
 export const sharedSchemas = [Plant, NewPlant, PlantPatch, PlantListItem, ErrorBody,
-  WebhookEndpoint, NewWebhookEndpoint, WebhookEndpointPatch, CreatedWebhookEndpoint, WebhookSecret, WebhookDelivery, PlantChangedEvent, PlantDeletedEvent]
+  WebhookEndpoint, NewWebhookEndpoint, WebhookEndpointPatch, CreatedWebhookEndpoint, WebhookSecret, WebhookDelivery, PlantCreatedEvent, PlantUpdatedEvent, PlantDeletedEvent]
 
 /** A `$ref` to a shared schema that keeps the referenced schema's static type. */
 export function ref<T extends TSchema> (schema: T): TUnsafe<Static<T>> {

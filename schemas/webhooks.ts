@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Cursor, MAX_PAGE } from './list.js'
-import { Int64, STORABLE_TEXT, type NewPlant } from './plant.js'
+import { Int64, NewPlant, STORABLE_TEXT } from './plant.js'
 
 /** The longest endpoint or delivery id: room above the ids the service makes (a prefix and 128 random bits). */
 export const MAX_ID_LENGTH = 128
@@ -111,7 +111,7 @@ export const DeliveryParams = Type.Object({
 })
 
 export const DeliveryListQuery = Type.Object({
-  limit: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most deliveries on the page' }),
+  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most deliveries on the page' })),
   cursor: Type.Optional(Cursor)
 }, { additionalProperties: false })
 
@@ -119,17 +119,31 @@ export type DeliveryListQuery = Static<typeof DeliveryListQuery>
 
 const Timestamp = Type.String({ format: 'date-time', maxLength: 32, description: 'When the change was committed (RFC 3339): events are not ordered, and this orders them', examples: ['2026-01-01T12:00:00.000Z'] })
 
-/** The Standard Webhooks payload of plant.created and plant.updated: the plant after the change. */
-export const PlantChangedEvent = Type.Object({
-  type: Type.Unsafe<'plant.created' | 'plant.updated'>({ type: 'string', enum: ['plant.created', 'plant.updated'], maxLength: 13, description: 'A plant added, or changed by a PATCH' }),
+// The plant after a change, exactly: its id (exact), name and tag, and no other key.
+const ChangedPlant = (description: string) => Type.Unsafe<NewPlant>(Type.Object(NewPlant.properties, { additionalProperties: false, description }))
+
+/** The Standard Webhooks payload of plant.created: the plant added. */
+export const PlantCreatedEvent = Type.Object({
+  type: Type.Literal('plant.created', { description: 'A plant added' }),
   timestamp: Timestamp,
-  data: Type.Unsafe<NewPlant>(Type.Ref('NewPlant'))
-}, { $id: 'PlantChangedEvent', additionalProperties: false, description: 'The body sent to an endpoint with `events` when a plant is added or changed: the plant as it is after the change, id exact' })
-export type PlantChangedEvent = Static<typeof PlantChangedEvent>
+  data: ChangedPlant('The plant as it was added, id exact')
+}, { $id: 'PlantCreatedEvent', additionalProperties: false, description: 'The body sent to an endpoint with `events` when a plant is added' })
+export type PlantCreatedEvent = Static<typeof PlantCreatedEvent>
+
+/** The Standard Webhooks payload of plant.updated: the plant after the change. */
+export const PlantUpdatedEvent = Type.Object({
+  type: Type.Literal('plant.updated', { description: 'A plant changed by a PATCH' }),
+  timestamp: Timestamp,
+  data: ChangedPlant('The plant as it is after the change, id exact')
+}, { $id: 'PlantUpdatedEvent', additionalProperties: false, description: 'The body sent to an endpoint with `events` when a plant is changed' })
+export type PlantUpdatedEvent = Static<typeof PlantUpdatedEvent>
+
+/** plant.created or plant.updated: the plant after the change. */
+export type PlantChangedEvent = PlantCreatedEvent | PlantUpdatedEvent
 
 /** The Standard Webhooks payload of plant.deleted: the id of the plant removed. */
 export const PlantDeletedEvent = Type.Object({
-  type: Type.Unsafe<'plant.deleted'>({ type: 'string', enum: ['plant.deleted'], maxLength: 13, description: 'A plant removed by a DELETE' }),
+  type: Type.Literal('plant.deleted', { description: 'A plant removed by a DELETE' }),
   timestamp: Timestamp,
   data: Type.Object({ id: Type.Unsafe<bigint>({ ...Int64, description: 'The id of the plant removed' }) }, { additionalProperties: false })
 }, { $id: 'PlantDeletedEvent', additionalProperties: false, description: 'The body sent to an endpoint with `events` when a plant is deleted' })
@@ -139,7 +153,7 @@ export type PlantDeletedEvent = Static<typeof PlantDeletedEvent>
 export type PlantEvent = PlantChangedEvent | PlantDeletedEvent
 
 export const WebhookListQuery = Type.Object({
-  limit: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most endpoints on the page' }),
+  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE, default: 20, description: 'The most endpoints on the page' })),
   cursor: Type.Optional(Cursor)
 }, { additionalProperties: false })
 
@@ -188,10 +202,10 @@ export const webhookEvents = {
     'The plant as it was created: the NewPlant JSON, id exact, tag absent when none', 'NewPlant'),
   plantCreated: event('plantCreated', 'plant.created',
     'Sent to every enabled endpoint whose `events` name `plant.created`, once per plant added (a replay of a create sends nothing; a plant deleted and added again is a new one).',
-    '`{type: "plant.created", timestamp, data}`: data is the plant added', 'PlantChangedEvent'),
+    '`{type: "plant.created", timestamp, data}`: data is the plant added', 'PlantCreatedEvent'),
   plantUpdated: event('plantUpdated', 'plant.updated',
     'Sent to every enabled endpoint whose `events` name `plant.updated`, once per PATCH that changed a plant (one that changes nothing, or a 412, sends nothing).',
-    '`{type: "plant.updated", timestamp, data}`: data is the plant after the change', 'PlantChangedEvent'),
+    '`{type: "plant.updated", timestamp, data}`: data is the plant after the change', 'PlantUpdatedEvent'),
   plantDeleted: event('plantDeleted', 'plant.deleted',
     'Sent to every enabled endpoint whose `events` name `plant.deleted`, once per DELETE that removed a plant.',
     '`{type: "plant.deleted", timestamp, data: {id}}`', 'PlantDeletedEvent')

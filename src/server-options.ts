@@ -1,6 +1,7 @@
 import { STATUS_CODES, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyHttpOptions } from 'fastify'
+import { MAX_ID_LENGTH } from '../schemas/webhooks.js'
 import type { Config } from './config/index.js'
 import { sendFrameworkError } from './http/errors.js'
 import { requestId } from './http/request-id.js'
@@ -64,6 +65,9 @@ export function serverOptions (config: ServerConfig, logStream?: LogStream): Fas
     // Behind a proxy (deploy/haproxy), the client's address is in X-Forwarded-For: request.ip.
     trustProxy: config.trustProxy,
     bodyLimit: config.bodyLimit,
+    // The router refuses a longer path parameter before any schema sees it: room for the longest
+    // id the document allows, each code point percent-encoded (four UTF-8 bytes, twelve characters).
+    routerOptions: { maxParamLength: MAX_ID_LENGTH * 12 },
     ajv: { customOptions: { coerceTypes: false } },
     frameworkErrors: sendFrameworkError,
     // Answered in protocol.ts with the Error body, rather than by Fastify and Node with theirs.

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { EtagHeader, IfMatchHeaders, IfNoneMatchHeaders, NewPlant, PLANT_BODY_LIMIT, PlantParams, ref } from '../../schemas/index.js'
+import { EtagHeader, ConditionalHeaders, NewPlant, PLANT_BODY_LIMIT, PlantParams, ref } from '../../schemas/index.js'
 import { HttpError } from '../../src/http/errors.js'
 import { plantEtag } from '../../src/store/etag.js'
 import type { PlantStore } from '../../src/store/types.js'
@@ -10,7 +10,7 @@ import { jsonApiScope } from '../json-api.js'
 import { validKey } from './cursor.js'
 import { listRoute } from './list.js'
 import { patchRoute } from './patch.js'
-import { ifMatch, noneMatch, preconditionFailed, withEtag } from './preconditions.js'
+import { conditionsOf, names, readPreconditionFailed, storeConditions, unchanged, withEtag } from './preconditions.js'
 import { error, noPlant, plantResponse, tags, unavailable } from './responses.js'
 import { writeOf } from './write-options.js'
 
@@ -82,25 +82,31 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
     config: { scope: 'plants:read' },
     schema: {
       summary: 'Read a plant',
-      description: 'With If-None-Match naming its current ETag, the answer is a 304 with no body: the copy the client holds is current.',
+      description: 'With If-None-Match naming its current ETag, the answer is a 304 with no body: the copy the client holds is current. ' +
+        'With If-Match naming no current ETag, a 412.',
       operationId: 'getPlant',
       tags,
       params: PlantParams,
-      headers: IfNoneMatchHeaders,
+      headers: ConditionalHeaders,
       response: {
         200: plantResponse('The plant'),
         304: { type: 'null', description: 'Not modified: the plant\'s ETag is one If-None-Match names', headers: { ETag: EtagHeader } },
-        400: error('The id is not a signed 64-bit integer in plain decimal digits, or If-None-Match is not a list of entity tags'),
+        400: error('The id is not a signed 64-bit integer in plain decimal digits, or If-Match or If-None-Match is not a list of entity tags'),
         404: error('No plant has this id'),
+        412: error('If-Match names no current ETag of the plant (it has changed, or is gone)'),
         503: unavailable
       }
     }
   }, async (request, reply) => {
-    const plant = await store.get(request.params.id)
-    if (plant === undefined) throw noPlant(request.params.id)
-    const etag = plantEtag(plant)
+    const { id } = request.params
+    const { ifMatch, ifNoneMatch } = conditionsOf(request)
+    const plant = await store.get(id)
+    const etag = plant === undefined ? undefined : plantEtag(plant)
+    // RFC 9110 §13.2.2: If-Match is evaluated first, and fails when there is no plant.
+    if (ifMatch !== undefined && !names(ifMatch, etag)) throw readPreconditionFailed(id)
+    if (plant === undefined) throw noPlant(id)
     reply.header('etag', `"${etag}"`)
-    return noneMatch(request, etag) ? reply.code(304).send() : plant
+    return ifNoneMatch !== undefined && names(ifNoneMatch, etag) ? reply.code(304).send() : plant
   })
 
   fastify.delete('/plants/:id', {
@@ -108,25 +114,25 @@ const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
     schema: {
       summary: 'Delete a plant',
       description: 'Removes the plant; its id is then free for a new plant. Of concurrent deletes of one id, one answers 204. ' +
-        'With If-Match, only the plant as the client read it is deleted.',
+        'With If-Match, only the plant as the client read it is deleted; with If-None-Match, only a plant it does not name.',
       operationId: 'deletePlant',
       tags,
       params: PlantParams,
-      headers: IfMatchHeaders,
+      headers: ConditionalHeaders,
       response: {
         204: { type: 'null', description: 'The plant was deleted' },
-        400: error('The id is not a signed 64-bit integer in plain decimal digits, or If-Match is not a list of entity tags'),
+        400: error('The id is not a signed 64-bit integer in plain decimal digits, or If-Match or If-None-Match is not a list of entity tags'),
         404: error('No plant has this id (a second delete of one id is a 404)'),
-        412: error('If-Match names no current ETag of the plant (it has changed, or is gone): nothing was deleted'),
+        412: error('If-Match names no current ETag of the plant (it has changed, or is gone), or If-None-Match names its current ETag (or is * and it exists): nothing was deleted'),
         503: unavailable
       }
     }
   }, async (request, reply) => {
     const { id } = request.params
-    const condition = ifMatch(request)
-    // Through the same group commit as creates: writes of one id keep their order. `*` asks only that the plant exists.
-    const options = { ...writeOf(request), ifMatch: condition === '*' ? undefined : condition }
-    if (!await store.delete(id, options)) throw condition === undefined ? noPlant(id) : preconditionFailed(id)
+    const conditions = conditionsOf(request)
+    // Through the same group commit as creates: writes of one id keep their order.
+    const deleted = await store.delete(id, { ...writeOf(request), ...await storeConditions(store, id, conditions) })
+    if (deleted !== true) throw unchanged(id, conditions, deleted === 'refused')
     return reply.code(204).send()
   })
 

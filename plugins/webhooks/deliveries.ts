@@ -7,7 +7,7 @@ import type { WebhookStore } from '../../src/store/webhook-types.js'
 import { timeCursors } from '../plants/cursor.js'
 import { refuseRepeated } from '../plants/list.js'
 import { error, unavailable } from '../plants/responses.js'
-import { config, notFound, storableId, tags } from './responses.js'
+import { badId, config, notFound, storableId, tags } from './responses.js'
 
 /** GET /webhooks/:id/deliveries, newest first a page at a time, and POST …/:deliveryId/retry. */
 export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore): void {
@@ -41,7 +41,9 @@ export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore):
     }
   }, async (request, reply) => {
     const { id } = request.params
-    const { limit, cursor } = request.query
+    const { cursor } = request.query
+    // Optional in the document; the schema's default fills it in.
+    const limit = request.query.limit as number
     const before = cursor === undefined ? undefined : pages.read(`webhook ${id}`, cursor)
     // One more than the page: whether a next page exists is known without a count.
     const page = await store.listDeliveries(id, { limit: limit + 1, before })
@@ -66,6 +68,7 @@ export function deliveryRoutes (instance: FastifyInstance, store: WebhookStore):
       params: DeliveryParams,
       response: {
         202: { type: 'null', description: 'The attempt is due now' },
+        400: badId,
         404: error('No webhook endpoint has this id, or it has no delivery with this id'),
         409: error('The endpoint is disabled: enable it first'),
         503: unavailable

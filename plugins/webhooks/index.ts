@@ -10,7 +10,7 @@ import { timeCursors, validKey } from '../plants/cursor.js'
 import { refuseRepeated } from '../plants/list.js'
 import { error, unavailable } from '../plants/responses.js'
 import { deliveryRoutes } from './deliveries.js'
-import { config, notFound, storableId, tags } from './responses.js'
+import { badId, config, notFound, storableId, tags } from './responses.js'
 
 export interface WebhooksOptions {
   /** Where the subscriptions and their deliveries live. Required. */
@@ -112,7 +112,9 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
       }
     }
   }, async (request, reply) => {
-    const { limit, cursor } = request.query
+    const { cursor } = request.query
+    // Optional in the document; the schema's default fills it in.
+    const limit = request.query.limit as number
     const after = cursor === undefined ? undefined : pages.read('webhooks', cursor)
     // One more than the page: whether a next page exists is known without a count.
     const page = await store.listEndpoints({ limit: limit + 1, after })
@@ -131,7 +133,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
       operationId: 'getWebhook',
       tags,
       params: WebhookParams,
-      response: { 200: endpoint('The endpoint; never its secret'), 404: notFound, 503: unavailable }
+      response: { 200: endpoint('The endpoint; never its secret'), 400: badId, 404: notFound, 503: unavailable }
     }
   }, async (request) => {
     const found = await store.getEndpoint(request.params.id)
@@ -167,7 +169,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
       operationId: 'deleteWebhook',
       tags,
       params: WebhookParams,
-      response: { 204: { type: 'null', description: 'The endpoint was deleted' }, 404: notFound, 503: unavailable }
+      response: { 204: { type: 'null', description: 'The endpoint was deleted' }, 400: badId, 404: notFound, 503: unavailable }
     }
   }, async (request, reply) => {
     if (!await store.deleteEndpoint(request.params.id)) throw new HttpError(404, 'No webhook endpoint has this id.')
@@ -183,7 +185,7 @@ const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) 
       operationId: 'rotateWebhookSecret',
       tags,
       params: WebhookParams,
-      response: { 200: { ...ref(WebhookSecret), description: 'The new secret, shown this once' }, 404: notFound, 503: unavailable }
+      response: { 200: { ...ref(WebhookSecret), description: 'The new secret, shown this once' }, 400: badId, 404: notFound, 503: unavailable }
     }
   }, async (request) => {
     const secret = makeSecret()

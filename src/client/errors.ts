@@ -9,7 +9,7 @@ type Variant =
   | { readonly kind: 'forbidden', readonly status: 403, readonly retryAfter: undefined }
   | { readonly kind: 'not-found', readonly status: 404, readonly retryAfter: undefined }
   | { readonly kind: 'conflict', readonly status: 409, readonly retryAfter: undefined }
-  /** `ifMatch` named no current ETag of the plant (it changed, or is gone): nothing was done. Read it again. */
+  /** `ifMatch` named no current ETag of the plant (it changed, or is gone), or `ifNoneMatch` named it: nothing was done. Read it again. */
   | { readonly kind: 'precondition-failed', readonly status: 412, readonly retryAfter: undefined }
   | { readonly kind: 'rate-limited', readonly status: 429, readonly retryAfter: number | undefined }
   | { readonly kind: 'unavailable', readonly status: 503, readonly retryAfter: number | undefined }

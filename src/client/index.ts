@@ -13,7 +13,7 @@ export type {
 export { PlantStoreError, type PlantStoreErrorInit, type PlantStoreErrorKind } from './errors.js'
 export type { PlantId } from './ids.js'
 export type { Page } from './pages.js'
-export type { ChangeOptions, ListQuery, NewPlantInput, PageQuery, PlantsApi, TaggedPlant } from './plants.js'
+export type { ChangeOptions, ListQuery, NewPlantInput, PageQuery, PlantsApi, ReadOptions, TaggedPlant } from './plants.js'
 export type { CallOptions } from './request.js'
 export type { RetryOptions } from './retry.js'
 export type { DeliveryPageQuery, DeliveryQuery, EndpointPageQuery, EndpointQuery, WebhooksApi } from './webhooks.js'

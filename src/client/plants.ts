@@ -14,13 +14,21 @@ export type NewPlantInput = Omit<NewPlant, 'id'> & { id: PlantId }
  */
 export type TaggedPlant = Plant & { readonly etag?: string }
 
-export interface ChangeOptions extends CallOptions {
+export interface ReadOptions extends CallOptions {
   /**
    * Only if the plant is as it was read: an `etag` the service gave, several, or `*` (only if it
    * exists). Otherwise the call fails with kind `precondition-failed` (412) and nothing is done;
    * so does a retry after an answer was lost whose first attempt did it: read the plant again.
    */
   ifMatch?: string | readonly string[]
+}
+
+export interface ChangeOptions extends ReadOptions {
+  /**
+   * Only if the plant is not as these ETags name it (`*`: only if there is no plant, which a change
+   * never meets): otherwise the call fails with kind `precondition-failed` (412) and nothing is done.
+   */
+  ifNoneMatch?: string | readonly string[]
 }
 
 export interface ListQuery {
@@ -38,7 +46,7 @@ export interface PageQuery extends ListQuery {
 export interface PlantsApi {
   /** Creates the plant, or finds it already there with the same content (a retry is safe); a different plant under its id is a 409. */
   create (plant: NewPlantInput, options?: CallOptions): Promise<TaggedPlant>
-  get (id: PlantId, options?: CallOptions): Promise<TaggedPlant>
+  get (id: PlantId, options?: ReadOptions): Promise<TaggedPlant>
   /** Changes the plant by a JSON merge patch (`tag: null` removes the tag) and gives it as it now is; a 404 when there is none. */
   update (id: PlantId, patch: PlantPatch, options?: ChangeOptions): Promise<TaggedPlant>
   /** Resolves once the plant is deleted; a 404 when there was none (see docs/client.md, "Retries"). */
@@ -56,8 +64,13 @@ function tagged (call: Call, answer: Answer): TaggedPlant {
   return Object.defineProperty(plant as Plant, 'etag', { value: answer.headers.get('etag') ?? undefined })
 }
 
-const precondition = (ifMatch: ChangeOptions['ifMatch']): Record<string, string> | undefined =>
-  ifMatch === undefined ? undefined : { 'if-match': typeof ifMatch === 'string' ? ifMatch : ifMatch.join(', ') }
+/** The request headers of a call's preconditions. */
+function preconditions ({ ifMatch, ifNoneMatch }: ChangeOptions): Record<string, string> {
+  const headers: Record<string, string> = {}
+  if (ifMatch !== undefined) headers['if-match'] = typeof ifMatch === 'string' ? ifMatch : ifMatch.join(', ')
+  if (ifNoneMatch !== undefined) headers['if-none-match'] = typeof ifNoneMatch === 'string' ? ifNoneMatch : ifNoneMatch.join(', ')
+  return headers
+}
 
 function listItem (raw: Raw): PlantListItem {
   return { ...raw, id: BigInt(raw.id) } as PlantListItem
@@ -79,18 +92,18 @@ export function plantsApi (send: Send, base: URL): PlantsApi {
       const call: Call = { method: 'POST', url: new URL('plants', base), body, repeat: 'idempotent' }
       return tagged(call, await send(call, options))
     },
-    async get (id, options) {
-      const call: Call = { method: 'GET', url: at(id), repeat: 'idempotent' }
+    async get (id, options = {}) {
+      const call: Call = { method: 'GET', url: at(id), headers: preconditions(options), repeat: 'idempotent' }
       return tagged(call, await send(call, options))
     },
     async update (id, { name, tag }, options = {}) {
       // Applying a merge patch twice is applying it once: retried like a create.
-      const headers = { 'content-type': 'application/merge-patch+json', ...precondition(options.ifMatch) }
+      const headers = { 'content-type': 'application/merge-patch+json', ...preconditions(options) }
       const call: Call = { method: 'PATCH', url: at(id), body: stringifyExact({ name, tag }), headers, repeat: 'idempotent' }
       return tagged(call, await send(call, options))
     },
     async delete (id, options = {}) {
-      const call: Call = { method: 'DELETE', url: at(id), headers: precondition(options.ifMatch), repeat: 'idempotent' }
+      const call: Call = { method: 'DELETE', url: at(id), headers: preconditions(options), repeat: 'idempotent' }
       expectEmpty(call, await send(call, options), 204)
     },
     list (query = {}, options) {

@@ -8,6 +8,8 @@ const error = (description: string, headers: Record<string, unknown>) => ({ ...r
 const responses = {
   401: error('No bearer token, a malformed Authorization header, or a token the service does not accept',
     { 'WWW-Authenticate': WwwAuthenticateHeader }),
+  // Node's own timeouts (server-options.ts), declared so that a client generated from the document expects them.
+  408: { ...ref(ErrorBody), description: 'The request did not arrive in time (HEADERS_TIMEOUT for its headers, REQUEST_TIMEOUT for all of it): the connection is closed' },
   429: error('Too many requests with this token, or too many failed authentications from this address: wait as long as Retry-After says',
     { 'Retry-After': RetryAfterHeader }),
   503: error('The store cannot be reached, or the service is overloaded: retry after the seconds Retry-After gives',
@@ -23,7 +25,7 @@ const forbidden = (scope: Scope | undefined) => error(scope === undefined
  * An onRoute hook for the API scope: its routes need a bearer token with the route's
  * scope (its `config.scope`), and are rate limited and shed under load, so their
  * schemas (and the OpenAPI document) name the bearerAuth scheme with that scope and
- * the 401, 403, 429 and 503 that the scope answers. The plants plugin leaves these
+ * the 401, 403, 429 and 503 that the scope answers (and the 408 of a request too slow). The plants plugin leaves these
  * out, as a host with other auth answers them its own way.
  */
 export function describeApiRoute (route: RouteOptions): void {

@@ -100,15 +100,34 @@ function createAjv (fromString: boolean, schemas: AnySchema[], options: Options)
   return ajv
 }
 
+// Node gives every header name in lowercase. Fastify lowercases a headers schema's names
+// for its own compiler but hands a custom compiler the schema as written: without this,
+// `If-Match` never meets the request's `if-match`, and none of its rules apply.
+function lowerCaseNames (schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(lowerCaseNames)
+  if (schema === null || typeof schema !== 'object') return schema
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => {
+    if (key === 'properties' && value !== null && typeof value === 'object') {
+      return [key, Object.fromEntries(Object.entries(value).map(([name, property]) => [name.toLowerCase(), lowerCaseNames(property)]))]
+    }
+    if (key === 'required' && Array.isArray(value)) return [key, value.map((name) => String(name).toLowerCase())]
+    return [key, lowerCaseNames(value)]
+  }))
+}
+
 /**
  * A Fastify validator compiler that keeps int64 values exact. Bodies are checked
- * without type coercion; path and query parameters, being text, are read as decimals.
+ * without type coercion; path and query parameters, being text, are read as decimals;
+ * a headers schema's names are matched in lowercase, as Fastify's own compiler does.
  */
 export function int64ValidatorCompiler (schemas: AnySchema[]): FastifySchemaCompiler<AnySchema> {
   const body = createAjv(false, schemas, { coerceTypes: false })
   // Text is never coerced (the keywords read it) and an unknown query parameter is an error, not dropped.
   const text = createAjv(true, schemas, { coerceTypes: false, removeAdditional: false })
-  return ({ schema, httpPart }) => httpPart === 'body' ? body.compile(forAjv(schema, false) as AnySchema) : text.compile(forAjv(schema, true) as AnySchema)
+  return ({ schema, httpPart }) => {
+    if (httpPart === 'body') return body.compile(forAjv(schema, false) as AnySchema)
+    return text.compile(forAjv(httpPart === 'headers' ? lowerCaseNames(schema) : schema, true) as AnySchema)
+  }
 }
 
 /** Ajv's rule, in words for a person where Ajv's are for a programmer. */

@@ -34,18 +34,21 @@ export interface PlantChange {
   tag?: string | null
 }
 
-/** A change or a delete, made only to the plant as the caller last saw it when `ifMatch` is given. */
+/** A change or a delete, made only to the plant as the caller last saw it when `ifMatch` is given, or not as `ifNoneMatch` names it. */
 export interface ChangeOptions extends WriteOptions {
   /** Entity tags (plantEtag): the write is made only when the plant's current one is among them. */
   ifMatch?: readonly string[]
+  /** Entity tags (plantEtag): the write is refused when the plant's current one is among them (checked after `ifMatch`). */
+  ifNoneMatch?: readonly string[]
 }
 
 /**
  * - updated: the change is committed now;
- * - unchanged: the plant already was so, and nothing was written.
+ * - unchanged: the plant already was so, and nothing was written;
+ * - refused: the plant's ETag is among `ifNoneMatch`, and nothing was written.
  */
 export interface UpdateResult {
-  outcome: 'updated' | 'unchanged'
+  outcome: 'updated' | 'unchanged' | 'refused'
   /** The plant as it now is. */
   plant: Plant
 }
@@ -74,11 +77,15 @@ export interface PlantStore {
   create (plant: PlantRecord, options?: WriteOptions): Promise<CreateResult>
   /**
    * The plant as it is once the change is committed; undefined when no plant has the id, or its
-   * ETag is not among `ifMatch`: then nothing changed. The check and the write are one atomic step.
+   * ETag is not among `ifMatch`; refused when it is among `ifNoneMatch`: then nothing changed.
+   * The checks and the write are one atomic step.
    */
   update (id: bigint, change: PlantChange, options?: ChangeOptions): Promise<UpdateResult | undefined>
-  /** True when the plant existed (with an ETag among `ifMatch`, when given) and its removal is committed; false when nothing was removed. */
-  delete (id: bigint, options?: ChangeOptions): Promise<boolean>
+  /**
+   * True when the plant existed (with an ETag among `ifMatch`, when given) and its removal is committed; 'refused' when
+   * its ETag is among `ifNoneMatch`; false when no plant matched. Nothing is removed unless true; the check and the write are one atomic step.
+   */
+  delete (id: bigint, options?: ChangeOptions): Promise<boolean | 'refused'>
   get (id: bigint): Promise<Plant | undefined>
   /** Served by an index from `after` on: a page costs the same at any depth. */
   list (query: ListQuery): Promise<PlantRecord[]>
@@ -97,9 +104,9 @@ export interface PlantStore {
  */
 export type Write =
   | { op: 'create', plant: PlantRecord }
-  | { op: 'update', id: bigint, change: PlantChange, ifMatch?: readonly string[] }
-  | { op: 'delete', id: bigint, ifMatch?: readonly string[] }
-export type WriteResult = CreateResult | UpdateResult | boolean | undefined
+  | { op: 'update', id: bigint, change: PlantChange, ifMatch?: readonly string[], ifNoneMatch?: readonly string[] }
+  | { op: 'delete', id: bigint, ifMatch?: readonly string[], ifNoneMatch?: readonly string[] }
+export type WriteResult = CreateResult | UpdateResult | boolean | 'refused' | undefined
 
 /** The store cannot be reached or cannot answer now; retrying later may succeed. */
 export class StoreUnavailableError extends Error {
@@ -122,6 +129,11 @@ export function applyChange (plant: Plant, { name = plant.name, tag }: PlantChan
 /** Whether a write conditioned on `ifMatch` may change `plant` (no condition: it may). */
 export function matches (plant: Plant, ifMatch: readonly string[] | undefined): boolean {
   return ifMatch === undefined || ifMatch.includes(plantEtag(plant))
+}
+
+/** Whether `ifNoneMatch` names the plant's ETag, refusing a write (no condition: it does not). */
+export function refuses (plant: Plant, ifNoneMatch: readonly string[] | undefined): boolean {
+  return ifNoneMatch !== undefined && ifNoneMatch.includes(plantEtag(plant))
 }
 
 export function toPlant (name: string, tag: string | null | undefined): Plant {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { MAX_NAME_LENGTH, MAX_TAG_LENGTH } from '../../schemas/index.js'
-import { assertError, AUTH, getPlant, postPlant } from '../helpers/build.js'
+import { assertError, AUTH, build, getPlant, postPlant } from '../helpers/build.js'
 import { forEachStore } from '../helpers/stores.js'
 
 /** `count` different characters of four UTF-8 bytes each (U+1F300 onwards): text no store can compress. */
@@ -11,6 +11,32 @@ function wide (count: number, from = 0): string {
 t.test('the limits the contract states', async (t) => {
   t.equal(MAX_NAME_LENGTH, 1000)
   t.equal(MAX_TAG_LENGTH, 500)
+})
+
+t.test('every header the document bounds: the value at the bound passes its schema, one past it is a 400', async (t) => {
+  const app = await build(t)
+  await postPlant(app, { id: 1, name: 'Fern' })
+  const doc = (await app.inject('/openapi.json')).json()
+  const bounded: string[] = []
+  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { parameters?: Array<{ in: string, name: string, schema: { maxLength?: number } }>, requestBody?: { content: Record<string, unknown> } }>>)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      for (const { name, schema } of (operation.parameters ?? []).filter((parameter) => parameter.in === 'header' && parameter.schema.maxLength !== undefined)) {
+        const limit = schema.maxLength as number
+        bounded.push(`${method.toUpperCase()} ${path} ${name} ${limit}`)
+        const send = (value: string) => app.inject({
+          method: method.toUpperCase() as 'GET',
+          url: path.replace('{id}', '1'),
+          headers: { ...AUTH, [name]: value, ...(operation.requestBody === undefined ? {} : { 'content-type': Object.keys(operation.requestBody.content)[0] }) },
+          ...(operation.requestBody === undefined ? {} : { payload: '{}' })
+        })
+        // A list of entity tags naming none: it passes the schema, and then names no plant.
+        const at = `${' '.repeat(limit - 3)}"x"`
+        t.not((await send(at)).statusCode, 400, `${method.toUpperCase()} ${path} ${name}: ${limit} characters pass`)
+        assertError(t, await send(` ${at}`), 400, new RegExp(`^headers/${name.toLowerCase()} must be at most ${limit} characters long`))
+      }
+    }
+  }
+  t.same(bounded.sort(), ['delete', 'get', 'patch'].flatMap((method) => [`${method.toUpperCase()} /plants/{id} If-Match 4096`, `${method.toUpperCase()} /plants/{id} If-None-Match 4096`]).sort())
 })
 
 forEachStore(t, (t, build) => {

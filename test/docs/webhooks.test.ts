@@ -1,5 +1,5 @@
 import t from 'tap'
-import { NewPlant, PlantChangedEvent, PlantDeletedEvent } from '../../schemas/index.js'
+import { NewPlant, PlantCreatedEvent, PlantDeletedEvent, PlantUpdatedEvent } from '../../schemas/index.js'
 import { verifyWebhook } from '../../src/client/verify-webhook.js'
 import { makeSecret, signatureHeaders } from '../../src/webhooks/signing.js'
 import { codeBlocks, readPage } from '../helpers/markdown.js'
@@ -13,7 +13,7 @@ t.test("the page's events have their schemas' fields, and verifyWebhook reads ea
   const secret = makeSecret()
   for (const line of lines) {
     const { type, timestamp, data } = JSON.parse(line)
-    const schema = type === 'plant.deleted' ? PlantDeletedEvent : PlantChangedEvent
+    const schema = type === 'plant.deleted' ? PlantDeletedEvent : type === 'plant.created' ? PlantCreatedEvent : PlantUpdatedEvent
     t.same(Object.keys(JSON.parse(line)).sort(), Object.keys(schema.properties).sort(), `${type}: the fields of ${schema.$id}`)
     const fields = type === 'plant.deleted' ? Object.keys(PlantDeletedEvent.properties.data.properties) : Object.keys(NewPlant.properties)
     t.ok(Object.keys(data).every((field) => fields.includes(field)), `${type}: its data has no field the schema lacks`)

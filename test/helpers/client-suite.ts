@@ -88,6 +88,25 @@ export function clientSuite (t: Test, store: StoreName): void {
       await t.rejects(client.get(id), { name: 'PlantStoreError', kind: 'not-found' })
     })
 
+    t.test('ifMatch on get, ifNoneMatch on update and delete: a 412 as a typed error, and nothing done', async (t) => {
+      const id = ABOVE_DOUBLE + 3n
+      const created = await client.create({ id, name: 'Ivy' })
+      const etag = created.etag as string
+      t.strictSame(await client.get(id, { ifMatch: etag }), { name: 'Ivy' }, 'get: the ETag it has')
+      t.strictSame(await client.get(id, { ifMatch: ['"other"', etag] }), { name: 'Ivy' })
+      const failed = { name: 'PlantStoreError', kind: 'precondition-failed', status: 412 }
+      await t.rejects(client.get(id, { ifMatch: '"other"' }), { ...failed, method: 'GET' })
+      await t.rejects(client.get(id + 100n, { ifMatch: '*' }), failed, 'no plant: no ETag is current')
+      await t.rejects(client.update(id, { name: 'Palm' }, { ifNoneMatch: etag }), { ...failed, message: /If-None-Match/ })
+      await t.rejects(client.update(id, { name: 'Palm' }, { ifNoneMatch: '*' }), failed, '*: a plant exists')
+      await t.rejects(client.delete(id, { ifNoneMatch: ['"other"', etag] }), { ...failed, method: 'DELETE' })
+      await t.rejects(client.delete(id, { ifMatch: etag, ifNoneMatch: '*' }), failed)
+      t.strictSame(await client.get(id), { name: 'Ivy' }, 'nothing changed')
+      t.strictSame(await client.update(id, { tag: 'climber' }, { ifMatch: etag, ifNoneMatch: '"other"' }), { name: 'Ivy', tag: 'climber' })
+      await client.delete(id, { ifNoneMatch: etag })
+      await t.rejects(client.delete(id, { ifNoneMatch: '*' }), { name: 'PlantStoreError', kind: 'not-found' })
+    })
+
     t.test('each error class', async (t) => {
       const bad = await client.listPage({ limit: 500 }).catch((error: unknown) => error) as PlantStoreError
       t.match(bad, { kind: 'bad-request', status: 400, message: /^querystring\/limit/ })

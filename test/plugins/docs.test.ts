@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { Validator } from '@seriousme/openapi-schema-validator'
+import { Ajv } from 'ajv'
 import Fastify from 'fastify'
 import t from 'tap'
 import docs from '../../plugins/docs.js'
 import { ErrorBody, NewPlant, Plant, PlantPatch } from '../../schemas/index.js'
-import { build } from '../helpers/build.js'
+import { build, TOKEN } from '../helpers/build.js'
 
 const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'))
 
@@ -35,22 +36,22 @@ const SUCCESS: Record<string, unknown> = {
 
 // The statuses each operation sends (CONTRACT.md; the seed shows 200 and 400 of POST /plants).
 const OPERATIONS = {
-  '/plants': { post: ['200', '400', '401', '403', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '403', '429', '503'] },
+  '/plants': { post: ['200', '400', '401', '403', '408', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '403', '408', '429', '503'] },
   '/plants/{id}': {
-    get: ['200', '304', '400', '401', '403', '404', '429', '503'],
-    delete: ['204', '400', '401', '403', '404', '412', '429', '503'],
-    patch: ['200', '400', '401', '403', '404', '412', '413', '415', '429', '503']
+    get: ['200', '304', '400', '401', '403', '404', '408', '412', '429', '503'],
+    delete: ['204', '400', '401', '403', '404', '408', '412', '429', '503'],
+    patch: ['200', '400', '401', '403', '404', '408', '412', '413', '415', '429', '503']
   },
-  '/metrics': { get: ['200', '401', '403', '429', '503'] },
-  '/webhooks': { post: ['201', '400', '401', '403', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '403', '429', '503'] },
+  '/metrics': { get: ['200', '401', '403', '408', '429', '503'] },
+  '/webhooks': { post: ['201', '400', '401', '403', '408', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '403', '408', '429', '503'] },
   '/webhooks/{id}': {
-    get: ['200', '401', '403', '404', '429', '503'],
-    patch: ['200', '400', '401', '403', '404', '413', '415', '429', '503'],
-    delete: ['204', '401', '403', '404', '429', '503']
+    get: ['200', '400', '401', '403', '404', '408', '429', '503'],
+    patch: ['200', '400', '401', '403', '404', '408', '413', '415', '429', '503'],
+    delete: ['204', '400', '401', '403', '404', '408', '429', '503']
   },
-  '/webhooks/{id}/rotate-secret': { post: ['200', '401', '403', '404', '429', '503'] },
-  '/webhooks/{id}/deliveries': { get: ['200', '400', '401', '403', '404', '429', '503'] },
-  '/webhooks/{id}/deliveries/{deliveryId}/retry': { post: ['202', '401', '403', '404', '409', '429', '503'] },
+  '/webhooks/{id}/rotate-secret': { post: ['200', '400', '401', '403', '404', '408', '429', '503'] },
+  '/webhooks/{id}/deliveries': { get: ['200', '400', '401', '403', '404', '408', '429', '503'] },
+  '/webhooks/{id}/deliveries/{deliveryId}/retry': { post: ['202', '400', '401', '403', '404', '408', '409', '429', '503'] },
   '/health': { get: ['200'] },
   '/ready': { get: ['200', '503'] },
   '/openapi.json': { get: ['200'] },
@@ -91,7 +92,7 @@ t.test('the document matches the seed\'s tables', async (t) => {
   const doc = (await app.inject('/openapi.json')).json()
   const { schemas, securitySchemes } = doc.components
 
-  t.same(Object.keys(schemas).sort(), ['CreatedWebhookEndpoint', 'Error', 'NewPlant', 'NewWebhookEndpoint', 'Plant', 'PlantChangedEvent', 'PlantDeletedEvent', 'PlantListItem', 'PlantPatch',
+  t.same(Object.keys(schemas).sort(), ['CreatedWebhookEndpoint', 'Error', 'NewPlant', 'NewWebhookEndpoint', 'Plant', 'PlantCreatedEvent', 'PlantDeletedEvent', 'PlantListItem', 'PlantPatch', 'PlantUpdatedEvent',
     'WebhookDelivery', 'WebhookEndpoint', 'WebhookEndpointPatch', 'WebhookSecret'], 'the shared schemas, by name')
 
   // Seed §2, Plant: name (string, required), tag (string); never the id.
@@ -159,9 +160,14 @@ t.test('the document matches the seed\'s tables', async (t) => {
   t.equal(schemas.PlantPatch.required, undefined, 'every field may be left out')
   const headerParameters = (method: string) => doc.paths['/plants/{id}'][method].parameters
     .filter((p: { in: string }) => p.in === 'header').map((p: { name: string, required: boolean }) => [p.name, p.required])
-  t.same(headerParameters('patch'), [['If-Match', false]])
-  t.same(headerParameters('delete'), [['If-Match', false]])
-  t.same(headerParameters('get'), [['If-None-Match', false]])
+  // RFC 9110 §13.2.2: both preconditions on every method, each bounded, with the 412 a failed one answers.
+  for (const method of ['get', 'patch', 'delete']) {
+    t.same(headerParameters(method), [['If-Match', false], ['If-None-Match', false]], `${method}: If-Match and If-None-Match`)
+    t.match(doc.paths['/plants/{id}'][method].parameters.filter((p: { in: string }) => p.in === 'header'), [{ schema: { maxLength: 4096 } }, { schema: { maxLength: 4096 } }])
+    t.match(doc.paths['/plants/{id}'][method].responses[412], { description: /If-Match names no current ETag/ })
+  }
+  t.match(doc.paths['/plants/{id}'].patch.responses[412], { description: /If-None-Match names its current ETag/ })
+  t.match(doc.paths['/plants/{id}'].delete.responses[412], { description: /If-None-Match names its current ETag/ })
   t.same(doc.paths['/plants/{id}'].get.responses[304].content, undefined, '304: no body')
 })
 
@@ -209,23 +215,35 @@ t.test('the document names its server and its license', async (t) => {
   t.same(doc.info.license, { name: PACKAGE.license, identifier: PACKAGE.license }, 'the license of package.json, by its SPDX identifier')
   t.same(doc.tags.map((tag: { name: string }) => tag.name), ['plants', 'webhooks', 'probes', 'operations', 'docs'], 'every tag an operation names')
   t.equal(doc.paths['/plants'].get.parameters.find((p: { name: string }) => p.name === 'limit').required, false, 'limit has a default')
+  for (const path of ['/webhooks', '/webhooks/{id}/deliveries']) {
+    t.equal(doc.paths[path].get.parameters.find((p: { name: string }) => p.name === 'limit').required, false, `${path}: limit has a default`)
+  }
+  t.match(doc.tags.find((tag: { name: string }) => tag.name === 'webhooks'), { description: /added, changed and deleted/ })
 })
 
 t.test('the document declares the events it sends: plantAdded, a POST of NewPlant, and the three typed payloads, with the Standard Webhooks headers', async (t) => {
   const app = await build(t)
   const doc = (await app.inject('/openapi.json')).json()
   t.same(Object.keys(doc.webhooks), ['plantAdded', 'plantCreated', 'plantUpdated', 'plantDeleted'])
-  for (const [name, schema] of [['plantCreated', 'PlantChangedEvent'], ['plantUpdated', 'PlantChangedEvent'], ['plantDeleted', 'PlantDeletedEvent']]) {
+  for (const [name, schema] of [['plantCreated', 'PlantCreatedEvent'], ['plantUpdated', 'PlantUpdatedEvent'], ['plantDeleted', 'PlantDeletedEvent']]) {
     const sent = doc.webhooks[name].post
     t.same(sent.requestBody.content, { 'application/json': { schema: ref(schema) } }, name)
     t.same(sent.parameters.map((p: { name: string }) => p.name), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
   }
-  const { PlantChangedEvent, PlantDeletedEvent, WebhookEndpoint, WebhookDelivery } = doc.components.schemas
-  t.same(Object.keys(PlantChangedEvent.properties), ['type', 'timestamp', 'data'])
-  t.same(PlantChangedEvent.properties.type.enum, ['plant.created', 'plant.updated'])
-  t.same(PlantChangedEvent.properties.data, ref('NewPlant'))
+  const { PlantCreatedEvent, PlantUpdatedEvent, PlantDeletedEvent, WebhookEndpoint, WebhookDelivery } = doc.components.schemas
+  // Exact per type: its own constant type, and data with no key beyond the plant's.
+  for (const [schema, type] of [[PlantCreatedEvent, 'plant.created'], [PlantUpdatedEvent, 'plant.updated']]) {
+    t.same(Object.keys(schema.properties), ['type', 'timestamp', 'data'])
+    t.same(schema.required, ['type', 'timestamp', 'data'])
+    t.equal(schema.additionalProperties, false)
+    t.same(schema.properties.type.enum, [type], `${type}: its type alone, not the other`)
+    t.same(Object.keys(schema.properties.data.properties), ['id', 'name', 'tag'])
+    t.same(schema.properties.data.required, ['id', 'name'])
+    t.equal(schema.properties.data.additionalProperties, false, `${type}: data has no other key`)
+  }
   t.same(PlantDeletedEvent.properties.type.enum, ['plant.deleted'])
   t.same(Object.keys(PlantDeletedEvent.properties.data.properties), ['id'])
+  t.equal(PlantDeletedEvent.properties.data.additionalProperties, false)
   t.match(WebhookEndpoint.properties.events, { type: 'array', minItems: 1, maxItems: 3, uniqueItems: true, items: { enum: ['plant.created', 'plant.updated', 'plant.deleted'] } })
   t.same(WebhookDelivery.properties.type.enum, ['plant.created', 'plant.updated', 'plant.deleted'])
   const operation = doc.webhooks.plantAdded.post
@@ -268,4 +286,32 @@ t.test('the docs plugin alone documents the routes of its host', async (t) => {
   const doc = (await app.inject('/openapi.json')).json()
   t.same(Object.keys(doc.paths), ['/openapi.json', '/docs', '/hello'])
   t.equal((await app.inject('/docs')).statusCode, 200)
+})
+
+t.test('the document and the service agree: webhook ids up to 128 characters, limit optional, payloads exact per type', async (t) => {
+  const app = await build(t)
+  const doc = (await app.inject('/openapi.json')).json()
+  t.equal(doc.paths['/webhooks/{id}'].get.parameters.find((p: { name: string }) => p.name === 'id').schema.maxLength, 128)
+  const headers = { authorization: `Bearer ${TOKEN}` }
+  for (const id of ['a'.repeat(101), 'a'.repeat(128), 'é'.repeat(128)]) {
+    for (const [method, url] of [['GET', `/webhooks/${encodeURIComponent(id)}`], ['POST', `/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(id)}/retry`]] as const) {
+      t.equal((await app.inject({ method, url, headers })).statusCode, 404, `${method} with an id of ${id.length}: valid, and unknown`)
+    }
+  }
+  const tooLong = await app.inject({ url: `/webhooks/${'a'.repeat(129)}`, headers })
+  t.equal(tooLong.statusCode, 400, 'one past the bound')
+  t.match(tooLong.json().message, /^params\/id must be at most 128 characters long/)
+  t.equal((await app.inject({ url: '/webhooks', headers })).statusCode, 200, 'GET /webhooks without limit')
+
+  // What a receiver's validator makes of the document's payload schemas.
+  const ajv = new Ajv({ strict: false, validateFormats: false })
+  for (const [name, schema] of Object.entries(doc.components.schemas as Record<string, object>)) ajv.addSchema(schema, `#/components/schemas/${name}`)
+  const valid = (name: string, body: unknown) => ajv.validate({ $ref: `#/components/schemas/${name}` }, body)
+  const timestamp = '2026-01-01T12:00:00.000Z'
+  t.ok(valid('PlantCreatedEvent', { type: 'plant.created', timestamp, data: { id: 1, name: 'Fern' } }))
+  t.ok(valid('PlantUpdatedEvent', { type: 'plant.updated', timestamp, data: { id: 1, name: 'Fern', tag: 'shade' } }))
+  t.notOk(valid('PlantCreatedEvent', { type: 'plant.updated', timestamp, data: { id: 1, name: 'Fern' } }), 'a created payload is not an updated one')
+  t.notOk(valid('PlantUpdatedEvent', { type: 'plant.created', timestamp, data: { id: 1, name: 'Fern' } }))
+  t.notOk(valid('PlantCreatedEvent', { type: 'plant.created', timestamp, data: { id: 1, name: 'Fern', extra: true } }), 'data has no other key')
+  t.notOk(valid('PlantDeletedEvent', { type: 'plant.deleted', timestamp, data: { id: 1, name: 'Fern' } }))
 })

@@ -27,7 +27,7 @@ t.test('GET /metrics needs the bearer token and answers the text format', async 
   const operation = (await app.inject('/openapi.json')).json().paths['/metrics'].get
   t.same(operation.security, [{ bearerAuth: ['metrics'] }])
   t.ok(operation.responses['200'].content['text/plain; version=0.0.4; charset=utf-8'].schema.type === 'string')
-  t.same(Object.keys(operation.responses).sort(), ['200', '401', '403', '429', '503'])
+  t.same(Object.keys(operation.responses).sort(), ['200', '401', '403', '408', '429', '503'])
 })
 
 t.test('known traffic gives exact counts by method, route template and status', async (t) => {

@@ -8,38 +8,47 @@ type WriteWaiter = Waiter<Write, WriteResult>
 
 // A run of updates in one statement, hence one transaction. Its rows are locked first, in
 // ascending id order (so batches of several instances never wait on each other in a cycle),
-// and read as they are once locked: the If-Match check, the merge and whether anything
-// changes are decided on the row as the update finds it, not on an older snapshot. A change
-// that changes nothing writes nothing, and has no event. The batch is one parameter, a JSON
-// array of {id, change, match}; each id once (a run ends before an id it holds). An event's data
+// and read as they are once locked: the If-Match and If-None-Match checks, the merge and whether
+// anything changes are decided on the row as the update finds it, not on an older snapshot. A change
+// that changes nothing, or is refused, writes nothing, and has no event. The batch is one parameter, a JSON
+// array of {id, change, match, none}; each id once (a run ends before an id it holds). An event's data
 // is the plant after the change, built as stringifyNewPlant writes it (to_json escapes a string
 // as JSON.stringify does), the id's digits exact.
 export const UPDATE = `WITH input AS (
-    SELECT x.ord, (x.e->>'id')::bigint AS id, x.e->'change' AS change, x.e->>'match' AS match
+    SELECT x.ord, (x.e->>'id')::bigint AS id, x.e->'change' AS change, x.e->>'match' AS match, x.e->>'none' AS none
     FROM json_array_elements($1::json) WITH ORDINALITY AS x (e, ord)
   ), locked AS (
     SELECT p.id, p.name, p.tag FROM plants p WHERE p.id = ANY(ARRAY(SELECT id FROM input)) ORDER BY p.id FOR NO KEY UPDATE
-  ), decided AS (
-    SELECT i.ord, l.id, n.name, n.tag, (n.name, n.tag) IS DISTINCT FROM (l.name, l.tag) AS changed
+  ), matched AS (
+    SELECT i.ord, i.change, l.id, l.name, l.tag,
+      i.none IS NOT NULL AND ${etagSql('l.name', 'l.tag')} = ANY(string_to_array(i.none, ' ')) AS refused
     FROM input i JOIN locked l ON l.id = i.id
-    CROSS JOIN LATERAL (SELECT coalesce(i.change->>'name', l.name) AS name,
-      CASE WHEN i.change->'tag' IS NULL THEN l.tag ELSE i.change->>'tag' END AS tag) n
     WHERE i.match IS NULL OR ${etagSql('l.name', 'l.tag')} = ANY(string_to_array(i.match, ' '))
+  ), decided AS (
+    SELECT m.ord, m.id, m.refused, n.name, n.tag, (n.name, n.tag) IS DISTINCT FROM (m.name, m.tag) AS changed
+    FROM matched m
+    CROSS JOIN LATERAL (SELECT CASE WHEN m.refused THEN m.name ELSE coalesce(m.change->>'name', m.name) END AS name,
+      CASE WHEN m.refused OR m.change->'tag' IS NULL THEN m.tag ELSE m.change->>'tag' END AS tag) n
   ), updated AS (
     UPDATE plants p SET name = d.name, tag = d.tag FROM decided d WHERE p.id = d.id AND d.changed
     RETURNING p.id, p.name, p.tag
   ), ${outboxEvents('plant.updated', 'u.id', '\'{"id":\' || u.id || \',"name":\' || to_json(u.name)::text || coalesce(\',"tag":\' || to_json(u.tag)::text, \'\') || \'}\'', 'updated u')}
-  SELECT ord, name, tag, changed, (SELECT count(*) FROM notified) AS notified FROM decided`
+  SELECT ord, name, tag, changed, refused, (SELECT count(*) FROM notified) AS notified FROM decided`
 
-// A run of deletes in one statement: the If-Match check is made on the row the delete finds
-// (a row changed meanwhile is checked again as it now is). Ids come in ascending order, so
-// that the rows are locked in that order whichever way the server joins them.
-export const DELETE = `WITH deleted AS (
-    DELETE FROM plants p USING unnest($1::bigint[], $3::text[]) AS i (id, match)
-    WHERE p.id = ANY($1::bigint[]) AND p.id = i.id AND (i.match IS NULL OR ${etagSql('p.name', 'p.tag')} = ANY(string_to_array(i.match, ' ')))
+// A run of deletes in one statement, decided as a run of updates is: its rows are locked first,
+// in ascending id order, and the If-Match and If-None-Match checks are made on each row as it is
+// once locked (a row changed meanwhile is checked as it now is; one deleted meanwhile is not found).
+export const DELETE = `WITH locked AS (
+    SELECT p.id, p.name, p.tag FROM plants p WHERE p.id = ANY($1::bigint[]) ORDER BY p.id FOR UPDATE
+  ), decided AS (
+    SELECT l.id, i.none IS NOT NULL AND ${etagSql('l.name', 'l.tag')} = ANY(string_to_array(i.none, ' ')) AS refused
+    FROM unnest($1::bigint[], $3::text[], $4::text[]) AS i (id, match, none) JOIN locked l ON l.id = i.id
+    WHERE i.match IS NULL OR ${etagSql('l.name', 'l.tag')} = ANY(string_to_array(i.match, ' '))
+  ), deleted AS (
+    DELETE FROM plants p USING decided d WHERE p.id = d.id AND NOT d.refused
     RETURNING p.id
   ), ${outboxEvents('plant.deleted', 'd.id', '\'{"id":\' || d.id || \'}\'', 'deleted d')}
-  SELECT id, (SELECT count(*) FROM notified) AS notified FROM deleted`
+  SELECT id, refused, (SELECT count(*) FROM notified) AS notified FROM decided`
 
 type Update = Write & { op: 'update' }
 type Delete = Write & { op: 'delete' }
@@ -67,29 +76,30 @@ export interface OutboxNotice { instance: string, notified: () => void }
 export function changeWrites (write: Query, { instance, notified }: OutboxNotice) {
   async function sendUpdates (run: WriteWaiter[]): Promise<void> {
     const input = run.map(({ item }) => {
-      const { id, change, ifMatch } = item as Update
-      return `{"id":"${id}","change":${JSON.stringify(change)},"match":${JSON.stringify(matchText(ifMatch))}}`
+      const { id, change, ifMatch, ifNoneMatch } = item as Update
+      return `{"id":"${id}","change":${JSON.stringify(change)},"match":${JSON.stringify(matchText(ifMatch))},"none":${JSON.stringify(matchText(ifNoneMatch))}}`
     })
-    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean, notified: string }>('plant-store-update-many', UPDATE, [`[${input.join(',')}]`, instance])
+    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean, refused: boolean, notified: string }>('plant-store-update-many', UPDATE, [`[${input.join(',')}]`, instance])
     // The statement has committed: its events can be expanded now.
     if (rows.some((row) => row.notified !== '0')) notified()
     const results: Array<UpdateResult | undefined> = run.map(() => undefined)
-    for (const row of rows) results[Number(row.ord) - 1] = { outcome: row.changed ? 'updated' : 'unchanged', plant: toPlant(row.name, row.tag) }
+    for (const row of rows) results[Number(row.ord) - 1] = { outcome: row.refused ? 'refused' : row.changed ? 'updated' : 'unchanged', plant: toPlant(row.name, row.tag) }
     run.forEach((waiter, i) => waiter.resolve(results[i]))
   }
 
   async function sendDeletes (run: WriteWaiter[]): Promise<void> {
     const sorted = run.map(({ item }) => item as Delete).sort((a, b) => (a.id < b.id ? -1 : 1))
-    const { rows } = await write<{ id: string, notified: string }>('plant-store-delete-many', DELETE, [sorted.map(({ id }) => String(id)), instance, sorted.map(({ ifMatch }) => matchText(ifMatch))])
+    const { rows } = await write<{ id: string, refused: boolean, notified: string }>('plant-store-delete-many', DELETE,
+      [sorted.map(({ id }) => String(id)), instance, sorted.map(({ ifMatch }) => matchText(ifMatch)), sorted.map(({ ifNoneMatch }) => matchText(ifNoneMatch))])
     if (rows.some((row) => row.notified !== '0')) notified()
-    const deleted = new Set(rows.map((row) => row.id))
-    for (const waiter of run) waiter.resolve(deleted.has(String((waiter.item as Delete).id)))
+    const decided = new Map(rows.map((row) => [row.id, row.refused ? 'refused' as const : true]))
+    for (const waiter of run) waiter.resolve(decided.get(String((waiter.item as Delete).id)) ?? false)
   }
 
   return {
     /** Commits a run of updates of distinct ids: one statement; each caller hears its plant as it now is, or undefined. */
     updateAll: (run: WriteWaiter[]) => eachAloneOnError(run, sendUpdates),
-    /** Commits a run of deletes of distinct ids: one statement; each caller hears whether its plant was removed. */
+    /** Commits a run of deletes of distinct ids: one statement; each caller hears whether its plant was removed, or refused. */
     deleteAll: (run: WriteWaiter[]) => eachAloneOnError(run, sendDeletes)
   }
 }

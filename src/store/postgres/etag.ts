@@ -9,9 +9,9 @@ export function etagSql (name: string, tag: string): string {
 }
 
 /**
- * A write's If-Match as the statements take it: null for none, else the tags that could be
+ * A write's If-Match (or If-None-Match) as the statements take it: null for none, else the tags that could be
  * one of ours (base64url, so never holding a space), joined by spaces; an empty text matches nothing.
  */
-export function matchText (ifMatch: readonly string[] | undefined): string | null {
-  return ifMatch === undefined ? null : ifMatch.filter((tag) => /^[\w-]{43}$/.test(tag)).join(' ')
+export function matchText (tags: readonly string[] | undefined): string | null {
+  return tags === undefined ? null : tags.filter((tag) => /^[\w-]{43}$/.test(tag)).join(' ')
 }

@@ -161,11 +161,11 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     },
 
     update (id: bigint, change: PlantChange, options: ChangeOptions = {}) {
-      return writes.add({ op: 'update', id, change, ifMatch: options.ifMatch }, options) as Promise<UpdateResult | undefined>
+      return writes.add({ op: 'update', id, change, ifMatch: options.ifMatch, ifNoneMatch: options.ifNoneMatch }, options) as Promise<UpdateResult | undefined>
     },
 
     delete (id: bigint, options: ChangeOptions = {}) {
-      return writes.add({ op: 'delete', id, ifMatch: options.ifMatch }, options) as Promise<boolean>
+      return writes.add({ op: 'delete', id, ifMatch: options.ifMatch, ifNoneMatch: options.ifNoneMatch }, options) as Promise<boolean | 'refused'>
     },
 
     get (id: bigint) {

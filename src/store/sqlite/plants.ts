@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import type { Plant } from '../../../schemas/plant.js'
 import type { WebhookEventType } from '../webhook-types.js'
-import { applyChange, matches, samePlant, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type UpdateResult, type Write, type WriteResult } from '../types.js'
+import { applyChange, matches, refuses, samePlant, toPlant, toRecord, type CreateResult, type ListQuery, type PlantRecord, type UpdateResult, type Write, type WriteResult } from '../types.js'
 
 // Rows are read as arrays: no object per row that is dropped as soon as its plant is made.
 type Row = [name: string, tag: string | null]
@@ -47,6 +47,7 @@ export function plantStatements (db: Database.Database, changed: (type: WebhookE
   function update (id: bigint, write: Write & { op: 'update' }): UpdateResult | undefined {
     const current = stored(id, write.ifMatch)
     if (current === undefined) return undefined
+    if (refuses(current, write.ifNoneMatch)) return { outcome: 'refused', plant: current }
     const plant = applyChange(current, write.change)
     if (samePlant(plant, current)) return { outcome: 'unchanged', plant }
     rewrite.run(plant.name, plant.tag ?? null, id)
@@ -54,8 +55,12 @@ export function plantStatements (db: Database.Database, changed: (type: WebhookE
     return { outcome: 'updated', plant }
   }
 
-  function remove (id: bigint, ifMatch: readonly string[] | undefined): boolean {
-    if (ifMatch !== undefined && stored(id, ifMatch) === undefined) return false
+  function remove ({ id, ifMatch, ifNoneMatch }: Write & { op: 'delete' }): boolean | 'refused' {
+    if (ifMatch !== undefined || ifNoneMatch !== undefined) {
+      const current = stored(id, ifMatch)
+      if (current === undefined) return false
+      if (refuses(current, ifNoneMatch)) return 'refused'
+    }
     if (removal.run(id).changes === 0) return false
     changed('plant.deleted', { id })
     return true
@@ -66,7 +71,7 @@ export function plantStatements (db: Database.Database, changed: (type: WebhookE
       switch (write.op) {
         case 'create': return create(write.plant)
         case 'update': return update(write.id, write)
-        case 'delete': return remove(write.id, write.ifMatch)
+        case 'delete': return remove(write)
       }
     },
 

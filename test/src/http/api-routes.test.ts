@@ -12,13 +12,13 @@ t.test('adds bearerAuth with the route\'s scope and the scope-wide statuses, kee
   const withSchema = route({ summary: 's', response: { 200: { type: 'string' }, 404: { type: 'string' } } }, { scope: 'plants:read' })
   describeApiRoute(withSchema)
   t.match(withSchema.schema, { summary: 's', security: [{ bearerAuth: ['plants:read'] }] })
-  t.same(Object.keys(withSchema.schema?.response as object).sort(), ['200', '401', '403', '404', '429', '503'])
+  t.same(Object.keys(withSchema.schema?.response as object).sort(), ['200', '401', '403', '404', '408', '429', '503'])
   t.match((withSchema.schema?.response as Record<string, { description: string }>)[403].description, /`plants:read`/)
 
   const bare = route()
   describeApiRoute(bare)
   t.same(bare.schema?.security, [{ bearerAuth: [] }], 'no scope declared: none named')
-  t.same(Object.keys(bare.schema?.response as object).sort(), ['401', '403', '429', '503'], 'a route without a schema gets one')
+  t.same(Object.keys(bare.schema?.response as object).sort(), ['401', '403', '408', '429', '503'], 'a route without a schema gets one')
   t.match((bare.schema?.response as Record<string, { description: string }>)[403].description, /every scope/)
 })
 

@@ -56,3 +56,25 @@ t.test('the message quotes an unknown parameter\'s name no longer than a message
   const error = formatValidationErrors([{ keyword: 'additionalProperties', instancePath: '', schemaPath: '', params: { additionalProperty: 'x'.repeat(5000) } }], 'querystring')
   t.equal(error.message, `querystring/${'x'.repeat(200)} is not a parameter of this operation`)
 })
+
+t.test('a headers schema is applied as Fastify\'s own compiler applies it: names matched in lowercase', async (t) => {
+  const { default: Fastify } = await import('fastify')
+  const { Type } = await import('@sinclair/typebox')
+  const schema = Type.Object({
+    'If-Match': Type.Optional(Type.String({ maxLength: 3 })),
+    'X-Count': Type.Integer({ minimum: 1, maximum: 9 })
+  })
+  const apps = [Fastify(), Fastify()]
+  apps[1].setValidatorCompiler(int64ValidatorCompiler([]))
+  for (const app of apps) {
+    app.get('/', { schema: { headers: schema } }, async () => 'ok')
+    t.teardown(() => app.close())
+  }
+  const cases: Array<Record<string, string>> = [
+    { 'x-count': '5' }, { 'X-Count': '5' }, {}, { 'x-count': '5', 'if-match': 'abc' }, { 'x-count': '5', 'If-Match': 'abcd' }, { 'x-count': '0' }
+  ]
+  const statuses = async (app: typeof apps[number]) => Promise.all(cases.map(async (headers) => (await app.inject({ url: '/', headers })).statusCode))
+  const ours = await statuses(apps[1])
+  t.same(ours, await statuses(apps[0]), 'the same answers as Fastify\'s default compiler')
+  t.same(ours, [200, 200, 400, 200, 400, 400], 'required and maxLength apply, whatever case the client writes')
+})

@@ -71,6 +71,31 @@ t.test('a delete with If-Match is checked on the row as it is once the delete fi
   }
 })
 
+t.test('If-None-Match on a change or delete is checked on the row as it is once the write finds it', { skip }, async (t) => {
+  const url = await freshPostgresUrl(t) as string
+  const store = await open(t, url)
+  const other = await connect(t, url)
+  const palm = plantEtag({ name: 'Palm', tag: 'shade' })
+  // The write's If-None-Match names the plant as the other transaction leaves it, not as it was when the write began.
+  const cases = [
+    { set: "name = 'Palm'", write: (id: bigint) => store.update(id, { tag: 'sun' }, { ifNoneMatch: [palm] }), outcome: { outcome: 'refused', plant: { name: 'Palm', tag: 'shade' } } },
+    { set: "name = 'Palm'", write: (id: bigint) => store.delete(id, { ifNoneMatch: [palm] }), outcome: 'refused' },
+    { set: "tag = 'sun'", write: (id: bigint) => store.update(id, { name: 'Palm' }, { ifNoneMatch: [palm] }), outcome: { outcome: 'updated', plant: { name: 'Palm', tag: 'sun' } } },
+    { set: "tag = 'sun'", write: (id: bigint) => store.delete(id, { ifNoneMatch: [palm] }), outcome: true }
+  ]
+  for (const [i, { set, write, outcome }] of cases.entries()) {
+    const id = BigInt(i + 1)
+    await store.create({ id, name: 'Fern', tag: 'shade' })
+    await other.query('BEGIN')
+    await other.query(`UPDATE plants SET ${set} WHERE id = $1`, [String(id)])
+    const result = write(id)
+    await sleep(200)
+    t.equal(await peek(result), 'pending', `case ${i}: the write waits for the row`)
+    await other.query('COMMIT')
+    t.same(await result, outcome, `case ${i}`)
+  }
+})
+
 t.test('a change the server refuses fails alone: the others of its batch commit', { skip }, async (t) => {
   const store = await open(t, await freshPostgresUrl(t) as string)
   await Promise.all([1n, 2n, 3n].map((id) => store.create({ id, name: 'Fern' })))
@@ -122,10 +147,10 @@ t.test('the change and delete statements find their rows by key', { skip }, asyn
       await client.query('ROLLBACK')
     }
   }
-  const update = await plan(UPDATE, ['[{"id":"5","change":{"name":"x"},"match":null},{"id":"7","change":{"tag":null},"match":"abc"}]', 'instance'])
+  const update = await plan(UPDATE, ['[{"id":"5","change":{"name":"x"},"match":null,"none":"abc"},{"id":"7","change":{"tag":null},"match":"abc","none":null}]', 'instance'])
   t.match(update, /Index Scan using plants_pkey on plants/)
   t.notMatch(update, /Seq Scan on plants/, update)
-  const deletion = await plan(DELETE, [['5', '7'], 'instance', [null, 'abc']])
+  const deletion = await plan(DELETE, [['5', '7'], 'instance', [null, 'abc'], ['abc', null]])
   t.match(deletion, /Index Scan using plants_pkey on plants/)
   t.notMatch(deletion, /Seq Scan on plants/, deletion)
 })

@@ -67,6 +67,27 @@ forEachStore(t, (t, _build, databaseUrl) => {
     t.equal(await store.get(3n), undefined)
   })
 
+  t.test('ifNoneMatch: the change or delete is refused when the current ETag is among the tags, after ifMatch', async (t) => {
+    const { store } = await open(t)
+    await store.create({ id: 3n, name: 'Rose', tag: 'red' })
+    const current = plantEtag({ name: 'Rose', tag: 'red' })
+    const other = plantEtag({ name: 'Rose' })
+    const refused = { outcome: 'refused', plant: { name: 'Rose', tag: 'red' } }
+    t.same(await store.update(3n, { name: 'Tulip' }, { ifNoneMatch: [other, current] }), refused)
+    t.equal(await store.delete(3n, { ifNoneMatch: [current] }), 'refused')
+    t.same(await store.update(3n, { name: 'Tulip' }, { ifMatch: [current], ifNoneMatch: [current] }), refused, 'both: If-Match holds, If-None-Match refuses')
+    t.equal(await store.update(3n, { name: 'Tulip' }, { ifMatch: [other], ifNoneMatch: [current] }), undefined, 'If-Match is checked first')
+    t.equal(await store.delete(3n, { ifMatch: [other], ifNoneMatch: [current] }), false)
+    t.same(await store.get(3n), { name: 'Rose', tag: 'red' }, 'nothing changed')
+    t.equal(await store.update(4n, { name: 'Lily' }, { ifNoneMatch: [current] }), undefined, 'no plant: undefined, not refused')
+    t.equal(await store.delete(4n, { ifNoneMatch: [current] }), false)
+    t.same(await store.update(3n, {}, { ifNoneMatch: [other] }), { outcome: 'unchanged', plant: { name: 'Rose', tag: 'red' } })
+    t.same(await store.update(3n, { name: 'Tulip' }, { ifNoneMatch: [other, 'not one of ours'] }), { outcome: 'updated', plant: { name: 'Tulip', tag: 'red' } })
+    t.same(await store.update(3n, { name: 'Lily' }, { ifNoneMatch: [] }), { outcome: 'updated', plant: { name: 'Lily', tag: 'red' } }, 'an empty list names nothing')
+    t.equal(await store.delete(3n, { ifMatch: [plantEtag({ name: 'Lily', tag: 'red' })], ifNoneMatch: [current] }), true)
+    t.equal(await store.get(3n), undefined)
+  })
+
   t.test('writes of one id in one batch apply in arrival order, each checked against the one before', async (t) => {
     const { store } = await open(t)
     const a = plantEtag({ name: 'A' })

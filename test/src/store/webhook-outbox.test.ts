@@ -140,6 +140,8 @@ forEachStore(t, (t, _build, databaseUrl) => {
     t.same(await store.update(2n, { name: 'C', tag: null }), { outcome: 'unchanged', plant: { name: 'C' } })
     t.equal(await store.update(2n, { name: 'X' }, { ifMatch: [plantEtag({ name: 'not it' })] }), undefined)
     t.equal(await store.delete(2n, { ifMatch: [plantEtag({ name: 'not it' })] }), false)
+    t.same(await store.update(2n, { name: 'X' }, { ifNoneMatch: [plantEtag({ name: 'C' })] }), { outcome: 'refused', plant: { name: 'C' } })
+    t.equal(await store.delete(2n, { ifNoneMatch: [plantEtag({ name: 'C' })] }), 'refused')
     t.equal(await store.update(3n, { name: 'none' }), undefined)
     t.equal(await store.delete(3n), false)
     t.same((await events(sql)).sort(), [['plant.created', '1', '{"id":1,"name":"A"}'], ['plant.created', '2', '{"id":2,"name":"C"}']], 'one event per plant added, none else')
