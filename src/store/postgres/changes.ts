@@ -14,7 +14,7 @@ type WriteWaiter = Waiter<Write, WriteResult>
 // array of {id, change, match}; each id once (a run ends before an id it holds). An event's data
 // is the plant after the change, built as stringifyNewPlant writes it (to_json escapes a string
 // as JSON.stringify does), the id's digits exact.
-export const UPDATE = `WITH input AS (
+const updateStatement = (feed: boolean): string => `WITH input AS (
     SELECT x.ord, (x.e->>'id')::bigint AS id, x.e->'change' AS change, x.e->>'match' AS match
     FROM json_array_elements($1::json) WITH ORDINALITY AS x (e, ord)
   ), locked AS (
@@ -28,18 +28,22 @@ export const UPDATE = `WITH input AS (
   ), updated AS (
     UPDATE plants p SET name = d.name, tag = d.tag FROM decided d WHERE p.id = d.id AND d.changed
     RETURNING p.id, p.name, p.tag
-  ), ${outboxEvents('plant.updated', 'u.id', '\'{"id":\' || u.id || \',"name":\' || to_json(u.name)::text || coalesce(\',"tag":\' || to_json(u.tag)::text, \'\') || \'}\'', 'updated u')}
+  ), ${outboxEvents('plant.updated', 'u.id', '\'{"id":\' || u.id || \',"name":\' || to_json(u.name)::text || coalesce(\',"tag":\' || to_json(u.tag)::text, \'\') || \'}\'', 'updated u', feed)}
   SELECT ord, name, tag, changed, (SELECT count(*) FROM notified) AS notified FROM decided`
+export const UPDATE = updateStatement(false)
 
 // A run of deletes in one statement: the If-Match check is made on the row the delete finds
 // (a row changed meanwhile is checked again as it now is). Ids come in ascending order, so
 // that the rows are locked in that order whichever way the server joins them.
-export const DELETE = `WITH deleted AS (
+const deleteStatement = (feed: boolean): string => `WITH deleted AS (
     DELETE FROM plants p USING unnest($1::bigint[], $3::text[]) AS i (id, match)
     WHERE p.id = ANY($1::bigint[]) AND p.id = i.id AND (i.match IS NULL OR ${etagSql('p.name', 'p.tag')} = ANY(string_to_array(i.match, ' ')))
     RETURNING p.id
-  ), ${outboxEvents('plant.deleted', 'd.id', '\'{"id":\' || d.id || \'}\'', 'deleted d')}
+  ), ${outboxEvents('plant.deleted', 'd.id', '\'{"id":\' || d.id || \'}\'', 'deleted d', feed)}
   SELECT id, (SELECT count(*) FROM notified) AS notified FROM deleted`
+export const DELETE = deleteStatement(false)
+// With the change feed on: every change writes its event, in commit order (outbox.ts).
+const FEED = { update: updateStatement(true), delete: deleteStatement(true) }
 
 type Update = Write & { op: 'update' }
 type Delete = Write & { op: 'delete' }
@@ -60,17 +64,19 @@ async function eachAloneOnError (run: WriteWaiter[], send: (run: WriteWaiter[]) 
   }
 }
 
-/** What the outbox needs of a batch: the instance's name for its notifications, and who to tell of events committed. */
-export interface OutboxNotice { instance: string, notified: () => void }
+/** What the outbox needs of a batch: the instance's name for its notifications, who to tell of events committed, and whether the change feed is on. */
+export interface OutboxNotice { instance: string, notified: () => void, feed?: boolean }
 
 /** The statements of a batch's updates and deletes, sent through `write` (the batch's connection). */
-export function changeWrites (write: Query, { instance, notified }: OutboxNotice) {
+export function changeWrites (write: Query, { instance, notified, feed = false }: OutboxNotice) {
+  const [update, remove] = feed ? [FEED.update, FEED.delete] : [UPDATE, DELETE]
+  const suffix = feed ? '-feed' : ''
   async function sendUpdates (run: WriteWaiter[]): Promise<void> {
     const input = run.map(({ item }) => {
       const { id, change, ifMatch } = item as Update
       return `{"id":"${id}","change":${JSON.stringify(change)},"match":${JSON.stringify(matchText(ifMatch))}}`
     })
-    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean, notified: string }>('plant-store-update-many', UPDATE, [`[${input.join(',')}]`, instance])
+    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean, notified: string }>(`plant-store-update-many${suffix}`, update, [`[${input.join(',')}]`, instance])
     // The statement has committed: its events can be expanded now.
     if (rows.some((row) => row.notified !== '0')) notified()
     const results: Array<UpdateResult | undefined> = run.map(() => undefined)
@@ -80,7 +86,7 @@ export function changeWrites (write: Query, { instance, notified }: OutboxNotice
 
   async function sendDeletes (run: WriteWaiter[]): Promise<void> {
     const sorted = run.map(({ item }) => item as Delete).sort((a, b) => (a.id < b.id ? -1 : 1))
-    const { rows } = await write<{ id: string, notified: string }>('plant-store-delete-many', DELETE, [sorted.map(({ id }) => String(id)), instance, sorted.map(({ ifMatch }) => matchText(ifMatch))])
+    const { rows } = await write<{ id: string, notified: string }>(`plant-store-delete-many${suffix}`, remove, [sorted.map(({ id }) => String(id)), instance, sorted.map(({ ifMatch }) => matchText(ifMatch))])
     if (rows.some((row) => row.notified !== '0')) notified()
     const deleted = new Set(rows.map((row) => row.id))
     for (const waiter of run) waiter.resolve(deleted.has(String((waiter.item as Delete).id)))

@@ -54,7 +54,11 @@ export const MIGRATIONS = [
   CREATE INDEX webhook_subscriptions_endpoint ON webhook_subscriptions (endpoint_id, since);
   CREATE TABLE webhook_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL, mask INTEGER NOT NULL) STRICT;
   INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, NULL, 0 FROM webhook_endpoints WHERE enabled = 1;
-  INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT count(*) > 0 FROM webhook_endpoints WHERE enabled = 1));`
+  INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT count(*) > 0 FROM webhook_endpoints WHERE enabled = 1));`,
+  // The change feed: the events above the floor are its own (every change writes one); those at
+  // or below it were pruned, or were written before it started (feed-types.ts).
+  `CREATE TABLE webhook_feed (id INTEGER PRIMARY KEY CHECK (id = 1), floor INTEGER NOT NULL) STRICT;
+  INSERT INTO webhook_feed (id, floor) VALUES (1, (SELECT coalesce(max(id), 0) FROM webhook_events));`
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */
