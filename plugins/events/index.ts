@@ -98,17 +98,23 @@ const events: FastifyPluginAsync<EventsOptions> = async (instance, options) => {
     const mask = typesMask(types)
     const stay = wait > 0 && room.open ? room.enter() : undefined
     try {
-      let position = after === 'now' ? (await feed.end()).end : after === undefined ? undefined : cursors.read(after)
-      let page = await feed.read({ after: position, limit, types: mask })
-      if (position !== undefined && position < page.floor) throw new HttpError(410, GONE)
+      let page: FeedPage
+      if (after === 'now') {
+        // The current end, and nothing yet: what commits from now on.
+        const { end, floor } = await feed.end()
+        page = { events: [], floor, next: end }
+      } else {
+        const position = after === undefined ? undefined : cursors.read(after)
+        page = await feed.read({ after: position, limit, types: mask })
+        if (position !== undefined && position < page.floor) throw new HttpError(410, GONE)
+      }
       if (stay !== undefined) {
         const until = Date.now() + wait * 1000
         const gone = new AbortController()
         reply.raw.once('close', () => gone.abort())
         for (let seen = stay.seen; page.events.length === 0 && await room.wait(seen, until, gone.signal);) {
           seen = room.commits
-          position = page.next
-          page = await feed.read({ after: position, limit, types: mask })
+          page = await feed.read({ after: page.next, limit, types: mask })
         }
       }
       const query = `after=${cursors.write(page.next)}&limit=${limit}${types === undefined ? '' : `&types=${types}`}${wait > 0 ? `&wait=${wait}` : ''}`
