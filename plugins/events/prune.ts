@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { EventFeed } from '../../src/store/feed-types.js'
+import { StoreUnavailableError } from '../../src/store/types.js'
 
 // How often, in ms, the events older than the retention are dropped: at most this much later than due.
 const EVERY = 60_000
@@ -11,7 +12,10 @@ export function pruneInBackground (fastify: FastifyInstance, feed: EventFeed, re
   const prune = (): void => {
     running = feed.prune(new Date(Date.now() - retention)).then(
       (pruned) => { if (pruned > 0) fastify.log.info({ pruned }, 'change feed: old events dropped') },
-      (error: unknown) => { fastify.log.warn({ err: error }, 'change feed: pruning failed; it is tried again later') })
+      (error: unknown) => {
+        // An outage of the store is logged by the store, once: not again at every turn.
+        if (!(error instanceof StoreUnavailableError)) fastify.log.warn({ err: error }, 'change feed: pruning failed; it is tried again later')
+      })
   }
   fastify.addHook('onReady', async () => {
     prune()

@@ -200,8 +200,8 @@ t.test('the document declares the response headers a client reads', async (t) =>
       }
     }
   }
-  t.same(seen, { 401: 14, 403: 14, 429: 14, 503: 15, etag: 4 },
-    'every 401, 403, 429 and 503 of the document: the API\'s five plant and eight webhook operations, /metrics, and /ready; an ETag on each answer that carries one plant, and on the 304')
+  t.same(seen, { 401: 15, 403: 15, 429: 15, 503: 16, etag: 4 },
+    'every 401, 403, 429 and 503 of the document: the API\'s five plant and eight webhook operations, /metrics, /events, and /ready; an ETag on each answer that carries one plant, and on the 304')
 })
 
 t.test('the document names its server and its license', async (t) => {

@@ -40,6 +40,10 @@ async function takeOver (t: Test, databaseUrl: string, receiver: Receiver): Prom
   t.equal((await app.inject({ method: 'PATCH', url: '/plants/2', headers: { ...AUTH, 'content-type': 'application/json' }, payload: { name: 'renamed' } })).statusCode, 200)
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.equal(receiver.received.length, 2, 'nothing to the disabled endpoint, no plant.updated without events')
+  // The change feed starts with this build: the changes made since, not the outbox's rows of before.
+  const feed = await app.inject({ url: '/events', headers: AUTH })
+  t.same(feed.json().map((event: { type: string, data: unknown }) => [event.type, event.data]),
+    [['plant.created', { id: 2, name: 'new' }], ['plant.updated', { id: 2, name: 'renamed' }]], 'the feed holds the changes made since the migration')
 }
 
 t.test('SQLite: a database of the previous release', async (t) => {

@@ -30,11 +30,11 @@ const DROP = `DELETE FROM webhook_events e WHERE e.id <= $1 AND e.id >= $2 AND e
 
 interface PageRow { floor: string, last: string, id: string | null, type: string, body: string, at: string }
 
-/** Sets the feed on (a floor left by a store with the feed off moves to the current end) or off, when a store opens. */
-export async function switchFeed (query: Query, on: boolean): Promise<void> {
-  await query(undefined, on
+/** The statement that sets the feed on (a floor left by a store with the feed off moves to the current end) or off, when a store opens. */
+export function switchFeed (on: boolean): string {
+  return on
     ? 'UPDATE webhook_feed SET floor = (SELECT coalesce(max(id), 0) FROM webhook_events) WHERE floor = 9223372036854775807'
-    : 'UPDATE webhook_feed SET floor = 9223372036854775807')
+    : 'UPDATE webhook_feed SET floor = 9223372036854775807'
 }
 
 /** The change feed on PostgreSQL. `onCommit` is the outbox's notification (LISTEN/NOTIFY across instances). */

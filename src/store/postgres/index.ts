@@ -5,7 +5,7 @@ import type { StoreObserver } from '../observer.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
 import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { isLostConnection, isUnavailable, readOnly } from './errors.js'
-import { postgresFeed, switchFeed } from './feed.js'
+import { postgresFeed } from './feed.js'
 import { cursorKey, migrate } from './migrate.js'
 import type { Transaction } from './outbox.js'
 import { plantQueries, plantsById } from './plants.js'
@@ -111,9 +111,8 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
 
   let key: Buffer
   try {
-    await run('write', () => migrate(pool))
+    await run('write', () => migrate(pool, feed))
     key = await run('write', () => cursorKey(pool))
-    await run('write', () => switchFeed((name, text, values) => pool.query({ name, text, values }), feed))
   } catch (error) {
     await pool.end()
     throw error

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
 import { pendingMigrations } from '../migrations.js'
+import { switchFeed } from './feed.js'
 
 // Versioned migrations: MIGRATIONS[n] brings the schema from version n to n + 1. Append only.
 export const MIGRATIONS = [
@@ -66,8 +67,8 @@ export const MIGRATIONS = [
   INSERT INTO webhook_feed (id, floor) VALUES (1, (SELECT coalesce(max(id), 0) FROM webhook_events));`
 ]
 
-/** Brings the database to this build's schema version, in one transaction. */
-export async function migrate (pool: pg.Pool): Promise<void> {
+/** Brings the database to this build's schema version, and the change feed on or off, in one transaction. */
+export async function migrate (pool: pg.Pool, feed = false): Promise<void> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')
@@ -79,6 +80,7 @@ export async function migrate (pool: pg.Pool): Promise<void> {
       await client.query(step.sql)
       await client.query('INSERT INTO plant_store_migrations (version) VALUES ($1)', [step.version])
     }
+    await client.query(switchFeed(feed))
     await client.query('COMMIT')
     client.release()
   } catch (error) {
