@@ -77,7 +77,7 @@ const docs: FastifyPluginAsync = async (fastify) => {
             type: 'http',
             scheme: 'bearer',
             description: 'A token of API_TOKENS (every scope) or of API_TOKENS_FILE (every scope, or those its line lists). ' +
-              'Each operation names the scope it needs: plants:read, plants:write, webhooks or metrics; a token without it gets a 403.'
+              'Each operation names the scope it needs: plants:read, plants:write, webhooks, metrics or events:read; a token without it gets a 403.'
           }
         }
       },

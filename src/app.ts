@@ -3,6 +3,7 @@ import auth from '../plugins/auth.js'
 import authFailures from '../plugins/auth-failures.js'
 import cors from '../plugins/cors.js'
 import docs from '../plugins/docs.js'
+import events from '../plugins/events/index.js'
 import health from '../plugins/health.js'
 import loadShedding from '../plugins/load-shedding.js'
 import requestMetrics, { metricsRoute } from '../plugins/metrics.js'
@@ -25,7 +26,8 @@ import { plantWrites } from './webhooks/plant-writes.js'
 export type AppConfig = StoreConfig & ServerConfig &
   Pick<Config, 'tokens' | 'corsOrigins' | 'rateLimitMax' | 'rateLimitWindow' | 'maxEventLoopDelay' | 'authFailureLimit' | 'authFailureWindow' | 'maxConnections' | 'maxConnectionsPerAddress'> &
   Pick<Config, 'metrics' | 'redisUrl' | 'redisKeyPrefix' | 'tracing'> &
-  Pick<Config, 'webhookAllowPrivate' | 'webhookRetrySchedule' | 'webhookTimeout' | 'webhookRetention' | 'webhookDisableAfter' | 'webhookEndpointLimit'>
+  Pick<Config, 'webhookAllowPrivate' | 'webhookRetrySchedule' | 'webhookTimeout' | 'webhookRetention' | 'webhookDisableAfter' | 'webhookEndpointLimit'> &
+  Pick<Config, 'eventsRetention'>
 
 export interface AppOptions {
   /** Where the JSON log lines go (a test captures them); standard output when absent. */
@@ -91,6 +93,8 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
     await scope.register(plants, { store })
     await scope.register(webhooks, { store: store.webhooks, allowPrivate: config.webhookAllowPrivate, endpointLimit: config.webhookEndpointLimit })
     await scope.register(metricsRoute, { metrics: seen.metrics })
+    // The change feed (off when EVENTS_RETENTION is 0: the store then has none, and /events is a 404).
+    if (store.events !== undefined) await scope.register(events, { feed: store.events, cursorKey: store.cursorKey, retention: config.eventsRetention, maxWaiting: config.maxConnections })
   })
 
   return app

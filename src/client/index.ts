@@ -2,15 +2,17 @@
 // It needs only fetch: no Node module, no package at run time (the schemas'
 // types are imported as types only), so a bundle holds just this folder and
 // the shared exact JSON path (src/shared/exact-json.ts, read-json.ts, json-errors.ts) and what an id is (src/shared/ids.ts).
+import { eventsApi, type EventsApi } from './events.js'
 import { plantsApi, type PlantsApi } from './plants.js'
 import { transport } from './request.js'
 import { retryPolicy, type RetryOptions } from './retry.js'
 import { webhooksApi, type WebhooksApi } from './webhooks.js'
 
 export type {
-  NewPlant, NewWebhookEndpoint, Plant, PlantListItem, PlantPatch, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch, WebhookSecret
+  FeedEvent, PlantChangedFeedEvent, PlantCreatedFeedEvent, PlantUpdatedFeedEvent, PlantDeletedFeedEvent, NewPlant, NewWebhookEndpoint, Plant, PlantListItem, PlantPatch, WebhookDelivery, WebhookEndpoint, WebhookEndpointPatch, WebhookSecret
 } from '../../schemas/index.js'
 export { PlantStoreError, type PlantStoreErrorInit, type PlantStoreErrorKind } from './errors.js'
+export type { EventFollower, EventsApi, EventType, FollowOptions } from './events.js'
 export type { PlantId } from './ids.js'
 export type { Page } from './pages.js'
 export type { ChangeOptions, ListQuery, NewPlantInput, PageQuery, PlantsApi, ReadOptions, TaggedPlant } from './plants.js'
@@ -34,6 +36,8 @@ export interface ClientOptions {
 
 export interface PlantStoreClient extends PlantsApi {
   webhooks: WebhooksApi
+  /** The change feed: every change, in commit order. */
+  events: EventsApi
 }
 
 // Visible ASCII: what a header carries unchanged (fetch would throw on the rest,
@@ -56,5 +60,5 @@ export function createClient (options: ClientOptions): PlantStoreClient {
   const doFetch = options.fetch ?? globalThis.fetch
   if (typeof doFetch !== 'function') throw new TypeError('fetch is not available here: pass one as options.fetch')
   const send = transport(doFetch, options.token, retryPolicy(options.retries))
-  return { ...plantsApi(send, base), webhooks: webhooksApi(send, base) }
+  return { ...plantsApi(send, base), webhooks: webhooksApi(send, base), events: eventsApi(send, base) }
 }

@@ -14,7 +14,7 @@ const LINK = /<([^>]*)>([^,]*)/g
 const REL = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;]+))/i
 
 /** The `rel="next"` target of a Link header (RFC 8288), resolved against the request URL. */
-function nextLink (header: string | null, url: URL): URL | undefined {
+export function nextLink (header: string | null, url: URL): URL | undefined {
   for (const [, target, params] of header?.matchAll(LINK) ?? []) {
     const rel = REL.exec(params)
     if (rel !== null && (rel[1] ?? rel[2]).toLowerCase().split(/\s+/).includes('next')) return new URL(target, url)

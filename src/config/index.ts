@@ -17,6 +17,7 @@ const SAMPLERS = ['parentbased_always_on', 'parentbased_always_off', 'parentbase
 const SCHEDULE_ACCEPTS = 'comma-separated delays, each plain decimal digits and a unit (ms, s, m or h), such as 5s,5m,30m, at most 100 of them'
 const RETENTION_ACCEPTS = 'a delay of plain decimal digits and a unit (ms, s, m or h), such as 168h'
 const DISABLE_AFTER_ACCEPTS = 'a delay of plain decimal digits and a unit (ms, s, m or h), such as 120h'
+const EVENTS_RETENTION_ACCEPTS = '0 (the change feed off) or a delay of plain decimal digits and a unit (ms, s, m or h), such as 168h'
 const TRUST_PROXY_ACCEPTS = 'true, false, or comma-separated proxy addresses, CIDR ranges, loopback, linklocal or uniquelocal'
 const CORS_ORIGINS_ACCEPTS = '* or comma-separated origins, each http(s)://host[:port] exactly as a browser sends it (no path, no trailing slash, no default port)'
 
@@ -65,6 +66,7 @@ export const Environment = Type.Object({
   WEBHOOK_TIMEOUT: Type.Integer({ minimum: 100, maximum: 600000, default: 15000, description: 'milliseconds, an integer from 100 to 600000' }),
   WEBHOOK_RETENTION: Type.String({ default: '168h', description: RETENTION_ACCEPTS }),
   WEBHOOK_DISABLE_AFTER: Type.String({ default: '120h', description: DISABLE_AFTER_ACCEPTS }),
+  EVENTS_RETENTION: Type.String({ default: '168h', description: EVENTS_RETENTION_ACCEPTS }),
   WEBHOOK_ENDPOINT_LIMIT: Type.Integer({ minimum: 1, maximum: 100000, default: 100, description: 'an integer from 1 to 100000' }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
     'one of fatal, error, warn, info, debug, trace, silent'),
@@ -135,6 +137,8 @@ export interface Config {
   webhookDisableAfter: number
   /** The most webhook endpoints the service keeps: registering one more is a 409. */
   webhookEndpointLimit: number
+  /** How long the change feed keeps an event at least, in ms; 0: no feed (GET /events is a 404). */
+  eventsRetention: number
   logLevel: Environment['LOG_LEVEL']
 }
 
@@ -325,6 +329,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
   const webhookRetrySchedule = parseDelays('WEBHOOK_RETRY_SCHEDULE', parsed.WEBHOOK_RETRY_SCHEDULE, SCHEDULE_ACCEPTS, 100)
   const [webhookRetention] = parseDelays('WEBHOOK_RETENTION', parsed.WEBHOOK_RETENTION, RETENTION_ACCEPTS, 1)
   const [webhookDisableAfter] = parseDelays('WEBHOOK_DISABLE_AFTER', parsed.WEBHOOK_DISABLE_AFTER, DISABLE_AFTER_ACCEPTS, 1)
+  const [eventsRetention] = parsed.EVENTS_RETENTION === '0' ? [0] : parseDelays('EVENTS_RETENTION', parsed.EVENTS_RETENTION, EVENTS_RETENTION_ACCEPTS, 1)
   const corsOrigins = parseCorsOrigins(parsed.CORS_ORIGINS)
   const { tokens, short: shortTokens } = readTokens(parsed)
   let generatedToken: string | undefined
@@ -372,6 +377,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     webhookRetention,
     webhookDisableAfter,
     webhookEndpointLimit: parsed.WEBHOOK_ENDPOINT_LIMIT,
+    eventsRetention,
     logLevel: parsed.LOG_LEVEL
   }
 }

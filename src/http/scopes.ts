@@ -1,9 +1,9 @@
 /**
  * What a token may do. Each API operation needs one scope (CONTRACT.md, "Scopes"):
  * `plants:read` the reads and the listing, `plants:write` creates and deletes,
- * `webhooks` every /webhooks operation, `metrics` GET /metrics.
+ * `webhooks` every /webhooks operation, `metrics` GET /metrics, `events:read` GET /events.
  */
-export const SCOPES = ['plants:read', 'plants:write', 'webhooks', 'metrics'] as const
+export const SCOPES = ['plants:read', 'plants:write', 'webhooks', 'metrics', 'events:read'] as const
 
 export type Scope = typeof SCOPES[number]
 

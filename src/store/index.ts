@@ -9,9 +9,10 @@ export { openSqliteStore, type SqliteStoreOptions } from './sqlite/index.js'
 export type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryPage, DeliveryStatus, Endpoint, EndpointPage, EndpointPatch, NewEndpoint, WebhookStore } from './webhook-types.js'
 export { EndpointLimitError } from './webhook-types.js'
 export type { StoreLogger } from './outage.js'
+export type { EventFeed, FeedEvent, FeedPage, FeedQuery } from './feed-types.js'
 export { combineObservers, type StoreObserver } from './observer.js'
 
-export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'> & Partial<Pick<Config, 'databaseQueueLimit'>>
+export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'> & Partial<Pick<Config, 'databaseQueueLimit' | 'eventsRetention'>>
 
 /**
  * Opens the store that DATABASE_URL names: `sqlite:<path>`, `sqlite::memory:`, or `postgres://…`.
@@ -32,13 +33,14 @@ export async function openStore (config: StoreConfig, log?: StoreLogger, observe
       timeout: config.databaseTimeout,
       queueLimit: config.databaseQueueLimit,
       log,
-      observer
+      observer,
+      feed: (config.eventsRetention ?? 0) > 0
     })
   }
   /* c8 ignore start - the rest runs only when PostgreSQL is configured (PLANT_STORE_TEST_PG_URL in the tests) */
   if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error(`DATABASE_URL: no store for ${databaseUrl.split(':')[0]}`)
   // Loaded on demand: a SQLite deployment never loads pg.
   const { openPostgresStore } = await import('./postgres/index.js')
-  return openPostgresStore({ url: databaseUrl, poolSize: config.databasePoolSize, timeout: config.databaseTimeout, queueLimit: config.databaseQueueLimit, log, observer })
+  return openPostgresStore({ url: databaseUrl, poolSize: config.databasePoolSize, timeout: config.databaseTimeout, queueLimit: config.databaseQueueLimit, log, observer, feed: (config.eventsRetention ?? 0) > 0 })
 }
 /* c8 ignore stop */

@@ -1,5 +1,6 @@
 import type { Plant } from '../../schemas/plant.js'
 import { plantEtag } from './etag.js'
+import type { EventFeed } from './feed-types.js'
 import type { WebhookStore } from './webhook-types.js'
 
 /** How a caller may give up on a write: checked before its batch is sent. */
@@ -67,6 +68,8 @@ export interface ListQuery {
 export interface PlantStore {
   /** Webhook subscriptions and the outbox that creates fill in their own transactions. */
   readonly webhooks: WebhookStore
+  /** The change feed: the outbox's events in commit order; absent when the feed is off. */
+  readonly events?: EventFeed
   /**
    * A secret of 32 random bytes kept in the database, made once and read by every instance
    * that opens it: the key that authenticates the list cursors, so that a cursor one

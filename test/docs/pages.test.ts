@@ -41,7 +41,7 @@ t.test('the README links every page of docs/, and each page the README', async (
     t.ok(readme.includes(page), `the README links ${page}`)
   }
   for (const page of WRITTEN_ELSEWHERE.keys()) t.ok(readme.includes(page), `the README links ${page}`)
-  for (const page of ['docs/deploy.md', 'docs/plugin.md', 'docs/client.md', 'docs/webhooks.md', 'docs/observability.md']) {
+  for (const page of ['docs/deploy.md', 'docs/plugin.md', 'docs/client.md', 'docs/webhooks.md', 'docs/observability.md', 'docs/events.md']) {
     t.ok(existsSync(join(ROOT, page)), `${page} is there`)
   }
 })

@@ -9,7 +9,8 @@ export const SCOPED: Record<Scope, string> = {
   'plants:read': 'read-only-dashboard-token-0123456789',
   'plants:write': 'writer-token-0123456789abcdefghijklmn',
   webhooks: 'webhooks-operator-token-0123456789abcd',
-  metrics: 'metrics-scraper-token-0123456789abcdefg'
+  metrics: 'metrics-scraper-token-0123456789abcdefg',
+  'events:read': 'feed-follower-token-0123456789abcdefgh'
 }
 
 export const bearer = (scope: Scope) => ({ authorization: `Bearer ${SCOPED[scope]}` })

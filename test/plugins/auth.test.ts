@@ -121,7 +121,7 @@ t.test('a token without the route\'s scope: 403 naming it, with the insufficient
   const read = await app.inject({ url: '/read', headers: { authorization: 'Bearer reader' } })
   t.same(read.json(), { fingerprint: createHash('sha256').update('reader').digest('hex').slice(0, 12), scopes: ['plants:read'] },
     'the request knows its token by a short fingerprint of its digest, and what it may do')
-  t.same((await app.inject({ url: '/read', headers: { authorization: 'Bearer every' } })).json().scopes, ['plants:read', 'plants:write', 'webhooks', 'metrics'])
+  t.same((await app.inject({ url: '/read', headers: { authorization: 'Bearer every' } })).json().scopes, ['plants:read', 'plants:write', 'webhooks', 'metrics', 'events:read'])
 
   const write = await app.inject({ method: 'POST', url: '/write', headers: { authorization: 'Bearer reader', 'content-type': 'application/json' }, payload: '{not json' })
   assertError(t, write, 403, /^This token may not do this: the operation needs the scope plants:write, which the token does not have\.$/)

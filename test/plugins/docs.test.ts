@@ -31,7 +31,8 @@ const SUCCESS: Record<string, unknown> = {
   'DELETE /webhooks/{id}': { 204: undefined },
   'POST /webhooks/{id}/rotate-secret': { 200: { 'application/json': { schema: ref('WebhookSecret') } } },
   'GET /webhooks/{id}/deliveries': { 200: { 'application/json': { schema: { type: 'array', items: ref('WebhookDelivery') } } } },
-  'POST /webhooks/{id}/deliveries/{deliveryId}/retry': { 202: undefined }
+  'POST /webhooks/{id}/deliveries/{deliveryId}/retry': { 202: undefined },
+  'GET /events': { 200: { 'application/json': { schema: { type: 'array', items: { anyOf: [ref('PlantChangedFeedEvent'), ref('PlantDeletedFeedEvent')] } } } } }
 }
 
 // The statuses each operation sends (CONTRACT.md; the seed shows 200 and 400 of POST /plants).
@@ -43,6 +44,7 @@ const OPERATIONS = {
     patch: ['200', '400', '401', '403', '404', '408', '412', '413', '415', '429', '503']
   },
   '/metrics': { get: ['200', '401', '403', '408', '429', '503'] },
+  '/events': { get: ['200', '400', '401', '403', '408', '410', '429', '503'] },
   '/webhooks': { post: ['201', '400', '401', '403', '408', '409', '413', '415', '429', '503'], get: ['200', '400', '401', '403', '408', '429', '503'] },
   '/webhooks/{id}': {
     get: ['200', '400', '401', '403', '404', '408', '429', '503'],
@@ -66,6 +68,7 @@ const SCOPE: Record<string, string> = {
   'GET /plants': 'plants:read',
   'GET /plants/{id}': 'plants:read',
   'GET /metrics': 'metrics',
+  'GET /events': 'events:read',
   ...Object.fromEntries(Object.keys(SUCCESS).filter((name) => name.includes(' /webhooks')).map((name) => [name, 'webhooks']))
 }
 
@@ -92,7 +95,7 @@ t.test('the document matches the seed\'s tables', async (t) => {
   const doc = (await app.inject('/openapi.json')).json()
   const { schemas, securitySchemes } = doc.components
 
-  t.same(Object.keys(schemas).sort(), ['CreatedWebhookEndpoint', 'Error', 'NewPlant', 'NewWebhookEndpoint', 'Plant', 'PlantCreatedEvent', 'PlantDeletedEvent', 'PlantListItem', 'PlantPatch', 'PlantUpdatedEvent',
+  t.same(Object.keys(schemas).sort(), ['CreatedWebhookEndpoint', 'Error', 'NewPlant', 'NewWebhookEndpoint', 'Plant', 'PlantCreatedEvent', 'PlantCreatedFeedEvent', 'PlantDeletedEvent', 'PlantDeletedFeedEvent', 'PlantListItem', 'PlantPatch', 'PlantUpdatedEvent', 'PlantUpdatedFeedEvent',
     'WebhookDelivery', 'WebhookEndpoint', 'WebhookEndpointPatch', 'WebhookSecret'], 'the shared schemas, by name')
 
   // Seed §2, Plant: name (string, required), tag (string); never the id.
@@ -119,7 +122,7 @@ t.test('the document matches the seed\'s tables', async (t) => {
   t.same(schemas.Error.properties, json(ErrorBody.properties))
 
   // Seed §5: bearerAuth, HTTP authentication, scheme bearer.
-  t.match(securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer', description: /plants:read, plants:write, webhooks or metrics/ } })
+  t.match(securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer', description: /plants:read, plants:write, webhooks, metrics or events:read/ } })
   t.same(Object.keys(securitySchemes.bearerAuth).sort(), ['description', 'scheme', 'type'])
   t.equal(doc.security, undefined, 'no document-wide requirement: the probes are public')
 
@@ -134,7 +137,7 @@ t.test('the document matches the seed\'s tables', async (t) => {
         t.same(operation.responses[status].content, { 'application/json': { schema: ref('Error') } }, `${name} ${status}: Error`)
         t.not(operation.responses[status].description, 'Default Response', `${name} ${status}: described`)
       }
-      if (path.startsWith('/plants') || path.startsWith('/webhooks') || path === '/metrics') {
+      if (path.startsWith('/plants') || path.startsWith('/webhooks') || path === '/metrics' || path === '/events') {
         t.same(operation.security, [{ bearerAuth: [SCOPE[name]] }], `${name}: needs the bearer token with the scope ${SCOPE[name]}`)
         t.match(operation.responses[403].description, `\`${SCOPE[name]}\``, `${name} 403: names the scope`)
       } else {
@@ -196,15 +199,15 @@ t.test('the document declares the response headers a client reads', async (t) =>
           t.match(response.headers, { ETag: header(/strong validator/, { type: 'string' }) }, `${name} ${status}: ETag`)
           t.same(Object.keys(response.headers ?? {}), ['ETag'], `${name} ${status}: ETag alone`)
           seen.etag++
-        } else if (status !== '200' || !['GET /plants', 'GET /webhooks', 'GET /webhooks/{id}/deliveries'].includes(name)) {
+        } else if (status !== '200' || !['GET /plants', 'GET /webhooks', 'GET /webhooks/{id}/deliveries', 'GET /events'].includes(name)) {
           t.equal(response.headers, undefined, `${name} ${status}: no header to declare`)
         }
         if (status in seen) seen[status]++
       }
     }
   }
-  t.same(seen, { 401: 14, 403: 14, 429: 14, 503: 15, etag: 4 },
-    'every 401, 403, 429 and 503 of the document: the API\'s five plant and eight webhook operations, /metrics, and /ready; an ETag on each answer that carries one plant, and on the 304')
+  t.same(seen, { 401: 15, 403: 15, 429: 15, 503: 16, etag: 4 },
+    'every 401, 403, 429 and 503 of the document: the API\'s five plant and eight webhook operations, /metrics, /events, and /ready; an ETag on each answer that carries one plant, and on the 304')
 })
 
 t.test('the document names its server and its license', async (t) => {

@@ -7,9 +7,10 @@ import { AUTH, build, postPlant, sqliteUrl } from '../helpers/build.js'
 import { connect, freshPostgresUrl, PG_SKIP } from '../helpers/postgres.js'
 import { startReceiver, type Receiver } from '../helpers/receiver.js'
 
-// A database of a release before the typed outbox (every migration but the last two: they are
-// append only), with a delivery still pending, taken over by this build on start.
-const BEFORE = 2
+// A database of a release before the typed outbox (every migration but the last three: they are
+// append only: the typed outbox, finished deliveries and the change feed), with a delivery still
+// pending, taken over by this build on start.
+const BEFORE = 3
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
 const BODY = '{"id":9007199254740993,"name":"Old \\"one\\"","tag":"x"}'
 
@@ -41,6 +42,10 @@ async function takeOver (t: Test, databaseUrl: string, receiver: Receiver): Prom
   t.equal((await app.inject({ method: 'PATCH', url: '/plants/2', headers: { ...AUTH, 'content-type': 'application/json' }, payload: { name: 'renamed' } })).statusCode, 200)
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.equal(receiver.received.length, 2, 'nothing to the disabled endpoint, no plant.updated without events')
+  // The change feed starts with this build: the changes made since, not the outbox's rows of before.
+  const feed = await app.inject({ url: '/events', headers: AUTH })
+  t.same(feed.json().map((event: { type: string, data: unknown }) => [event.type, event.data]),
+    [['plant.created', { id: 2, name: 'new' }], ['plant.updated', { id: 2, name: 'renamed' }]], 'the feed holds the changes made since the migration')
 }
 
 t.test('SQLite: a database of the previous release', async (t) => {

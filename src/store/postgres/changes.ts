@@ -14,7 +14,7 @@ type WriteWaiter = Waiter<Write, WriteResult>
 // array of {id, change, match, none}; each id once (a run ends before an id it holds). An event's data
 // is the plant after the change, built as stringifyNewPlant writes it (to_json escapes a string
 // as JSON.stringify does), the id's digits exact.
-export const UPDATE = `WITH input AS (
+const updateStatement = (feed: boolean): string => `WITH input AS (
     SELECT x.ord, (x.e->>'id')::bigint AS id, x.e->'change' AS change, x.e->>'match' AS match, x.e->>'none' AS none
     FROM json_array_elements($1::json) WITH ORDINALITY AS x (e, ord)
   ), locked AS (
@@ -32,13 +32,14 @@ export const UPDATE = `WITH input AS (
   ), updated AS (
     UPDATE plants p SET name = d.name, tag = d.tag FROM decided d WHERE p.id = d.id AND d.changed
     RETURNING p.id, p.name, p.tag
-  ), ${outboxEvents('plant.updated', 'u.id', '\'{"id":\' || u.id || \',"name":\' || to_json(u.name)::text || coalesce(\',"tag":\' || to_json(u.tag)::text, \'\') || \'}\'', 'updated u')}
+  ), ${outboxEvents('plant.updated', 'u.id', '\'{"id":\' || u.id || \',"name":\' || to_json(u.name)::text || coalesce(\',"tag":\' || to_json(u.tag)::text, \'\') || \'}\'', 'updated u', feed)}
   SELECT ord, name, tag, changed, refused, (SELECT count(*) FROM notified) AS notified FROM decided`
+export const UPDATE = updateStatement(false)
 
 // A run of deletes in one statement, decided as a run of updates is: its rows are locked first,
 // in ascending id order, and the If-Match and If-None-Match checks are made on each row as it is
 // once locked (a row changed meanwhile is checked as it now is; one deleted meanwhile is not found).
-export const DELETE = `WITH locked AS (
+const deleteStatement = (feed: boolean): string => `WITH locked AS (
     SELECT p.id, p.name, p.tag FROM plants p WHERE p.id = ANY($1::bigint[]) ORDER BY p.id FOR UPDATE
   ), decided AS (
     SELECT l.id, i.none IS NOT NULL AND ${etagSql('l.name', 'l.tag')} = ANY(string_to_array(i.none, ' ')) AS refused
@@ -47,8 +48,11 @@ export const DELETE = `WITH locked AS (
   ), deleted AS (
     DELETE FROM plants p USING decided d WHERE p.id = d.id AND NOT d.refused
     RETURNING p.id
-  ), ${outboxEvents('plant.deleted', 'd.id', '\'{"id":\' || d.id || \'}\'', 'deleted d')}
+  ), ${outboxEvents('plant.deleted', 'd.id', '\'{"id":\' || d.id || \'}\'', 'deleted d', feed)}
   SELECT id, refused, (SELECT count(*) FROM notified) AS notified FROM decided`
+export const DELETE = deleteStatement(false)
+// With the change feed on: every change writes its event, in commit order (outbox.ts).
+const FEED = { update: updateStatement(true), delete: deleteStatement(true) }
 
 type Update = Write & { op: 'update' }
 type Delete = Write & { op: 'delete' }
@@ -69,17 +73,19 @@ async function eachAloneOnError (run: WriteWaiter[], send: (run: WriteWaiter[]) 
   }
 }
 
-/** What the outbox needs of a batch: the instance's name for its notifications, and who to tell of events committed. */
-export interface OutboxNotice { instance: string, notified: () => void }
+/** What the outbox needs of a batch: the instance's name for its notifications, who to tell of events committed, and whether the change feed is on. */
+export interface OutboxNotice { instance: string, notified: () => void, feed?: boolean }
 
 /** The statements of a batch's updates and deletes, sent through `write` (the batch's connection). */
-export function changeWrites (write: Query, { instance, notified }: OutboxNotice) {
+export function changeWrites (write: Query, { instance, notified, feed = false }: OutboxNotice) {
+  const [update, remove] = feed ? [FEED.update, FEED.delete] : [UPDATE, DELETE]
+  const suffix = feed ? '-feed' : ''
   async function sendUpdates (run: WriteWaiter[]): Promise<void> {
     const input = run.map(({ item }) => {
       const { id, change, ifMatch, ifNoneMatch } = item as Update
       return `{"id":"${id}","change":${JSON.stringify(change)},"match":${JSON.stringify(matchText(ifMatch))},"none":${JSON.stringify(matchText(ifNoneMatch))}}`
     })
-    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean, refused: boolean, notified: string }>('plant-store-update-many', UPDATE, [`[${input.join(',')}]`, instance])
+    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean, refused: boolean, notified: string }>(`plant-store-update-many${suffix}`, update, [`[${input.join(',')}]`, instance])
     // The statement has committed: its events can be expanded now.
     if (rows.some((row) => row.notified !== '0')) notified()
     const results: Array<UpdateResult | undefined> = run.map(() => undefined)
@@ -89,7 +95,7 @@ export function changeWrites (write: Query, { instance, notified }: OutboxNotice
 
   async function sendDeletes (run: WriteWaiter[]): Promise<void> {
     const sorted = run.map(({ item }) => item as Delete).sort((a, b) => (a.id < b.id ? -1 : 1))
-    const { rows } = await write<{ id: string, refused: boolean, notified: string }>('plant-store-delete-many', DELETE,
+    const { rows } = await write<{ id: string, refused: boolean, notified: string }>(`plant-store-delete-many${suffix}`, remove,
       [sorted.map(({ id }) => String(id)), instance, sorted.map(({ ifMatch }) => matchText(ifMatch)), sorted.map(({ ifNoneMatch }) => matchText(ifNoneMatch))])
     if (rows.some((row) => row.notified !== '0')) notified()
     const decided = new Map(rows.map((row) => [row.id, row.refused ? 'refused' as const : true]))

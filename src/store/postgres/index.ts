@@ -5,7 +5,9 @@ import type { StoreObserver } from '../observer.js'
 import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
 import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { isLostConnection, isUnavailable, readOnly } from './errors.js'
+import { postgresFeed } from './feed.js'
 import { cursorKey, migrate } from './migrate.js'
+import type { Transaction } from './outbox.js'
 import { plantQueries, plantsById } from './plants.js'
 import type { Query } from './query.js'
 import { readTurns } from './reads.js'
@@ -29,6 +31,8 @@ export interface PostgresStoreOptions {
   log?: StoreLogger
   /** Hears of the write queue, each batch and outages (metrics, traces). */
   observer?: StoreObserver
+  /** Whether the change feed is on (EVENTS_RETENTION > 0): every change then writes its event, in commit order. */
+  feed?: boolean
 }
 
 // Ready means writable: the server is not a standby and the session is not read-only.
@@ -61,7 +65,7 @@ const MAX_IN_FLIGHT = 2
  * committed in batches (group commit), each caller told its own outcome.
  */
 export async function openPostgresStore (options: PostgresStoreOptions): Promise<PlantStore> {
-  const { url, poolSize, timeout, queueLimit = 10_000, log = SILENT, observer } = options
+  const { url, poolSize, timeout, queueLimit = 10_000, log = SILENT, observer, feed = false } = options
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -107,7 +111,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
 
   let key: Buffer
   try {
-    await run('write', () => migrate(pool))
+    await run('write', () => migrate(pool, feed))
     key = await run('write', () => cursorKey(pool))
   } catch (error) {
     await pool.end()
@@ -122,7 +126,8 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     .catch((error: Error) => isLostConnection(error) ? pool.query({ name, text, values }) : Promise.reject(error))
   const read: Query = (name, text, values) => run('read', () => send(name, text, values))
   const write: Query = (name, text, values) => run('write', () => pool.query({ name, text, values }), changedRows)
-  const webhooks = postgresWebhooks({ url, timeout, log, cursorKey: key, query: write, read, transaction: (work, wrote) => run('write', () => inTransaction(pool, work, lost), wrote) })
+  const transaction: Transaction = (work, wrote) => run('write', () => inTransaction(pool, work, lost), wrote)
+  const webhooks = postgresWebhooks({ url, timeout, log, cursorKey: key, query: write, read, transaction, feed })
   const plants = plantQueries({ read }, webhooks.insert, webhooks.notice)
   // The gets of one turn share one statement; each caller keeps its own deadline and outage note through `run`.
   const reads = readTurns((ids) => plantsById(send, ids))
@@ -173,6 +178,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
 
   return {
     webhooks: webhooks.store,
+    events: feed ? postgresFeed(read, transaction, webhooks.store.onDeliveries) : undefined,
     cursorKey: key,
 
     create (plant: PlantRecord, options?: WriteOptions) {

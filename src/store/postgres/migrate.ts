@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
 import { pendingMigrations } from '../migrations.js'
+import { switchFeed } from './feed.js'
 
 // Versioned migrations: MIGRATIONS[n] brings the schema from version n to n + 1. Append only.
 export const MIGRATIONS = [
@@ -69,11 +70,15 @@ export const MIGRATIONS = [
   CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE status <> 'pending';
   ALTER TABLE webhook_endpoints ADD COLUMN failing_since TIMESTAMPTZ(3);
   ALTER TABLE webhook_endpoints ADD COLUMN disabled_at TIMESTAMPTZ(3);
-  ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;`
+  ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;`,
+  // The change feed: the events above the floor are its own (every change writes one); those at
+  // or below it were pruned, or were written before it started (feed-types.ts).
+  `CREATE TABLE webhook_feed (id INTEGER PRIMARY KEY CHECK (id = 1), floor BIGINT NOT NULL);
+  INSERT INTO webhook_feed (id, floor) VALUES (1, (SELECT coalesce(max(id), 0) FROM webhook_events));`
 ]
 
-/** Brings the database to this build's schema version, in one transaction. */
-export async function migrate (pool: pg.Pool): Promise<void> {
+/** Brings the database to this build's schema version, and the change feed on or off, in one transaction. */
+export async function migrate (pool: pg.Pool, feed = false): Promise<void> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')
@@ -85,6 +90,7 @@ export async function migrate (pool: pg.Pool): Promise<void> {
       await client.query(step.sql)
       await client.query('INSERT INTO plant_store_migrations (version) VALUES ($1)', [step.version])
     }
+    await client.query(switchFeed(feed))
     await client.query('COMMIT')
     client.release()
   } catch (error) {

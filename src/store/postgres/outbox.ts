@@ -14,13 +14,15 @@ import type { Query } from './query.js'
 // bodies already made costs the service less than four arrays pg would escape element by element.
 // Only the rows this statement inserted get an event: a replay or a conflict gets none.
 // pg_notify is queued with the transaction and sent by its commit.
-const INSERT = `WITH new AS (
+const insertStatement = (feed: boolean): string => `WITH new AS (
     SELECT (e->>'id')::bigint AS id, e->>'name' AS name, e->>'tag' AS tag, e::text AS body FROM json_array_elements($1::json) AS e
   ), inserted AS (
     INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM new
     ON CONFLICT (id) DO NOTHING RETURNING id
-  ), ${outboxEvents('plant.created', 'new.id', 'new.body', 'new JOIN inserted ON inserted.id = new.id')}
+  ), ${outboxEvents('plant.created', 'new.id', 'new.body', 'new JOIN inserted ON inserted.id = new.id', feed)}
   SELECT id, (SELECT count(*) FROM notified) AS notified FROM inserted`
+const INSERT = insertStatement(false)
+const FEED_INSERT = insertStatement(true)
 
 /**
  * The CTEs that write a statement's events into the outbox, one per row of `from`, when some
@@ -28,17 +30,32 @@ const INSERT = `WITH new AS (
  * whatever the number of endpoints: one row read (the generation, which also holds the mask of
  * the types received now), one row written. The generation is the one the statement's snapshot
  * sees, so the event goes to the endpoints as they were then (see EXPAND).
+ * With the change feed on (`feed`), every change writes its event (one no endpoint receives is
+ * born expanded), and see feedOrder for how its id follows commit order.
  */
-export function outboxEvents (type: WebhookEventType, id: string, data: string, from: string): string {
+export function outboxEvents (type: WebhookEventType, id: string, data: string, from: string, feed = false): string {
+  const received = `state.mask & ${eventBit(type)} <> 0`
   return `state AS (
     SELECT value, mask FROM webhook_generation
-  ), events AS (
+  ), ${feed ? feedOrder(from) : ''}events AS (
     INSERT INTO webhook_events (plant_id, type, body, generation, fanout)
-    SELECT ${id}, '${type}', ${data}, state.value, '' FROM ${from} CROSS JOIN state
-    WHERE state.mask & ${eventBit(type)} <> 0 RETURNING 1
+    SELECT ${id}, '${type}', ${data}, state.value, ${feed ? `CASE WHEN ${received} THEN '' END` : "''"} FROM ${from} CROSS JOIN state
+    ${feed ? 'CROSS JOIN ordered' : `WHERE ${received}`} RETURNING 1
   ), notified AS (
     SELECT pg_notify('${CHANNEL}', $2) FROM events LIMIT 1
   )`
+}
+
+/**
+ * The change feed's order on PostgreSQL: an event's id is taken under a transaction-level lock
+ * held to the commit, so ids follow commit order and no reader sees an id while a smaller one
+ * can still commit. The lock is taken only once every row of `from` is made (the count reads
+ * them all): the statement's row locks come first, so no lock cycle can form with a peer.
+ */
+function feedOrder (from: string): string {
+  return `ordered AS (
+    SELECT pg_advisory_xact_lock(hashtext('plant-store:events')) FROM (SELECT count(*) AS n FROM ${from}) c WHERE c.n > 0
+  ), `
 }
 
 // One step of an event's expansion: the endpoints whose subscription spell covers its generation,
@@ -107,7 +124,8 @@ export const PRUNE = `DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(
 
 // Events that lost their last delivery go with it, once expanded: an expanded event gains no
 // delivery, and one being expanded holds its row lock, so this waits for it and sees it as left.
-export const ORPHANS = `DELETE FROM webhook_events e WHERE e.id = ANY($1::bigint[]) AND e.fanout IS NULL
+// Below the feed's floor only: the feed keeps the events above it (feed-types.ts).
+export const ORPHANS = `DELETE FROM webhook_events e WHERE e.id = ANY($1::bigint[]) AND e.fanout IS NULL AND e.id < (SELECT floor FROM webhook_feed)
   AND NOT EXISTS (SELECT FROM webhook_deliveries d WHERE d.event_id = e.id)`
 
 // Subscription spells that no event can fall in any more: closed before every event still to
@@ -168,11 +186,12 @@ interface ClaimRow {
 }
 
 /** The outbox's statements: the batch insert that fills it, and the sender's claim, release and prune (finish.ts records outcomes). */
-export function outboxQueries (query: Query, transaction: Transaction, instance: string) {
+export function outboxQueries (query: Query, transaction: Transaction, instance: string, feed = false) {
+  const [name, insert] = feed ? ['plant-store-insert-outbox-feed', FEED_INSERT] : ['plant-store-insert-outbox', INSERT]
   return {
     /** Inserts a batch of new plants with their events; the ids inserted, and whether any event was added. */
     async insert (plants: PlantRecord[], write: Query): Promise<{ created: string[], delivered: boolean }> {
-      const { rows } = await write<{ id: string, notified: string }>('plant-store-insert-outbox', INSERT, [`[${plants.map(stringifyNewPlant).join(',')}]`, instance])
+      const { rows } = await write<{ id: string, notified: string }>(name, insert, [`[${plants.map(stringifyNewPlant).join(',')}]`, instance])
       return { created: rows.map((row) => row.id), delivered: rows.some((row) => row.notified !== '0') }
     },
 

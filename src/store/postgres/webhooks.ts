@@ -38,16 +38,18 @@ export interface PostgresWebhooksOptions {
   /** Statements that only read (endpoints, deliveries, the backlog). */
   read: Query
   transaction: Transaction
+  /** Whether the change feed is on: every change then writes its event. */
+  feed?: boolean
 }
 
 /**
  * The webhook half of the PostgreSQL store, and the outbox insert that a batch of creates runs.
  * A change of an endpoint's state moves the subscriptions' generation on in its transaction (resubscribe).
  */
-export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, transaction }: PostgresWebhooksOptions) {
+export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, transaction, feed = false }: PostgresWebhooksOptions) {
   // Names this store's notifications, so that it does not wake its own listeners twice.
   const instance = randomUUID()
-  const outbox = outboxQueries(query, transaction, instance)
+  const outbox = outboxQueries(query, transaction, instance, feed)
   const { finish } = finishQueries(query, transaction)
   const listeners = deliveryListeners()
   let listener: ReturnType<typeof listen> | undefined
@@ -174,7 +176,7 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
     },
 
     /** For the updates and deletes of a batch: the name on this instance's notifications, and the call once their events are committed. */
-    notice: { instance, notified: () => listeners.call() },
+    notice: { instance, notified: () => listeners.call(), feed },
 
     async close (): Promise<void> {
       await listener?.stop()

@@ -9,6 +9,7 @@ import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js
 import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { readyCheck } from '../ready-check.js'
 import { fileIdentity } from './identity.js'
+import { sqliteFeed, switchFeed } from './feed.js'
 import { cursorKey, migrate } from './migrate.js'
 import { plantStatements } from './plants.js'
 import { readTurns } from './reads.js'
@@ -28,6 +29,8 @@ export interface SqliteStoreOptions {
   log?: StoreLogger
   /** Hears of the write queue, each batch and outages (metrics, traces). */
   observer?: StoreObserver
+  /** Whether the change feed is on (EVENTS_RETENTION > 0): every change then writes its event. */
+  feed?: boolean
 }
 
 // Errors that say the database cannot answer now, rather than that the request is wrong.
@@ -52,7 +55,7 @@ function unavailable (error: unknown): StoreUnavailableError | undefined {
 }
 
 export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
-  const { path, synchronous = 'normal', timeout = 5000, queueLimit = 10_000, log = SILENT, observer } = options
+  const { path, synchronous = 'normal', timeout = 5000, queueLimit = 10_000, log = SILENT, observer, feed = false } = options
   // better-sqlite3 would end the process with a segfault on its first statement.
   const refusal = unsupportedNode()
   if (refusal !== undefined) throw new Error(`the SQLite store cannot open: ${refusal}`)
@@ -62,6 +65,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
   migrate(db)
   const key = cursorKey(db)
+  db.transaction(() => switchFeed(db, feed)).immediate()
   const verify = fileIdentity(path)
 
   // The webhook outbox's statements run inside the batch's transaction (see plants.ts's changes).
@@ -70,7 +74,8 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     verify()
     return work()
   }
-  const webhooks = sqliteWebhooks(db, key, (work, wrote) => run('write', checked(work), wrote), (work) => run('read', checked(work)))
+  const webhooks = sqliteWebhooks(db, key, (work, wrote) => run('write', checked(work), wrote), (work) => run('read', checked(work)), feed)
+  const events = feed ? sqliteFeed(db, (work) => run('read', checked(work)), (work) => run('write', checked(work)), webhooks.store.onDeliveries) : undefined
   const plants = plantStatements(db, webhooks.changed)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')
@@ -154,6 +159,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
 
   return {
     webhooks: webhooks.store,
+    events,
     cursorKey: key,
 
     create (plant: PlantRecord, options?: WriteOptions) {

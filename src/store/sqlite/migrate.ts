@@ -64,7 +64,11 @@ export const MIGRATIONS = [
   CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE status <> 'pending';
   ALTER TABLE webhook_endpoints ADD COLUMN failing_since INTEGER;
   ALTER TABLE webhook_endpoints ADD COLUMN disabled_at INTEGER;
-  ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;`
+  ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;`,
+  // The change feed: the events above the floor are its own (every change writes one); those at
+  // or below it were pruned, or were written before it started (feed-types.ts).
+  `CREATE TABLE webhook_feed (id INTEGER PRIMARY KEY CHECK (id = 1), floor INTEGER NOT NULL) STRICT;
+  INSERT INTO webhook_feed (id, floor) VALUES (1, (SELECT coalesce(max(id), 0) FROM webhook_events));`
 ]
 
 /** Brings the database to this build's schema version, in one transaction. */

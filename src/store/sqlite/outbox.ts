@@ -31,8 +31,8 @@ export const EXPANSION = {
 export function sqliteOutbox (db: Database.Database) {
   const sql = {
     state: db.prepare<[], { mask: number }>('SELECT mask FROM webhook_generation'),
-    insertEvent: db.prepare<[bigint, string, string, number]>(`INSERT INTO webhook_events (plant_id, type, body, created_at, generation, fanout)
-      VALUES (?, ?, ?, ?, (SELECT value FROM webhook_generation), '')`),
+    insertEvent: db.prepare<[bigint, string, string, number, string | null]>(`INSERT INTO webhook_events (plant_id, type, body, created_at, generation, fanout)
+      VALUES (?, ?, ?, ?, (SELECT value FROM webhook_generation), ?)`),
     bump: db.prepare<[], number>('UPDATE webhook_generation SET value = value + 1 RETURNING value').pluck(),
     close: db.prepare('UPDATE webhook_subscriptions SET until = @generation, closed_at = @now WHERE endpoint_id = @endpoint AND until IS NULL'),
     open: db.prepare('INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, events, @generation FROM webhook_endpoints WHERE id = @endpoint AND enabled = 1'),
@@ -44,7 +44,9 @@ export function sqliteOutbox (db: Database.Database) {
     unexpanded: db.prepare<[number], EventRow>(EXPANSION.unexpanded),
     fanout: db.prepare<Record<string, unknown>, string>(EXPANSION.fanout).pluck(),
     advance: db.prepare<[string | null, number]>('UPDATE webhook_events SET fanout = ? WHERE id = ?'),
-    orphan: db.prepare<[number, number]>('DELETE FROM webhook_events WHERE id = ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)')
+    // Below the feed's floor only: the feed keeps the events above it (feed-types.ts).
+    orphan: db.prepare<[number, number]>(`DELETE FROM webhook_events WHERE id = ? AND id < (SELECT floor FROM webhook_feed)
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)`)
   }
   let mask = (sql.state.get() as { mask: number }).mask
   // The mask an endpoint's change leaves, until its transaction ends.
@@ -56,9 +58,9 @@ export function sqliteOutbox (db: Database.Database) {
       return (mask & eventBit(type)) !== 0
     },
 
-    /** Writes a change's event. */
-    write (type: WebhookEventType, plantId: bigint, data: string, now: number): void {
-      sql.insertEvent.run(plantId, type, data, now)
+    /** Writes a change's event: to expand (`received`), or for the change feed alone, born expanded. */
+    write (type: WebhookEventType, plantId: bigint, data: string, now: number, received = true): void {
+      sql.insertEvent.run(plantId, type, data, now, received ? '' : null)
     },
 
     /**

@@ -33,7 +33,9 @@ export const PLANNED = {
   prune: `DELETE FROM webhook_deliveries WHERE rowid IN
     (SELECT rowid FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ? LIMIT ?) RETURNING event_id`,
   // Events that lost their last delivery go with it, once expanded.
-  orphan: 'DELETE FROM webhook_events WHERE id = ? AND fanout IS NULL AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)'
+  // Below the feed's floor only: the feed keeps the events above it (feed-types.ts).
+  orphan: `DELETE FROM webhook_events WHERE id = ? AND fanout IS NULL AND id < (SELECT floor FROM webhook_feed)
+    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)`
 }
 
 // Prune in chunks, so that a long backlog never holds the write lock (and the event loop) for long.
@@ -60,7 +62,7 @@ interface ClaimRow {
  * batch's transaction. One process owns the file, so the mask of the event types some enabled
  * endpoint receives is kept here, and a change of another type skips the outbox entirely.
  */
-export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: Run, read: Read) {
+export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: Run, read: Read, feed = false) {
   const outbox = sqliteOutbox(db)
   const sql = {
     // The count and the insert in one statement: SQLite runs one writer at a time.
@@ -331,14 +333,15 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     /**
      * Called by a change, inside its batch's transaction: writes its one event (the plant after
      * it as NewPlant JSON, or `{"id":…}` once deleted) when some enabled endpoint receives its
-     * type, then wakes the listeners once the batch is through (better-sqlite3 commits
+     * type or the change feed is on, then wakes the listeners once the batch is through (better-sqlite3 commits
      * synchronously, before the next tick; a batch that rolled back wakes them for nothing,
      * which costs one empty expansion).
      */
     changed (type: WebhookEventType, plant: PlantRecord | { id: bigint }): void {
-      // The JSON is made only when an event is written: no endpoint, no cost.
-      if (!outbox.receives(type)) return
-      outbox.write(type, plant.id, 'name' in plant ? stringifyNewPlant(plant) : deletedData(plant.id), Date.now())
+      // The JSON is made only when an event is written: no endpoint and no change feed, no cost.
+      const received = outbox.receives(type)
+      if (!received && !feed) return
+      outbox.write(type, plant.id, 'name' in plant ? stringifyNewPlant(plant) : deletedData(plant.id), Date.now(), received)
       if (waking) return
       waking = true
       process.nextTick(() => {

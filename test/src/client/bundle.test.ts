@@ -22,7 +22,7 @@ async function minified (entry: string): Promise<{ code: string, inputs: string[
 t.test('the client bundles for a browser: its own files and the shared JSON path, under 5 kB min+gzip', async (t) => {
   const { code, inputs } = await minified(CLIENT)
   t.strictSame(inputs.sort(), [
-    'src/client/errors.ts', 'src/client/ids.ts', 'src/client/index.ts', 'src/client/pages.ts', 'src/client/plants.ts',
+    'src/client/errors.ts', 'src/client/events.ts', 'src/client/ids.ts', 'src/client/index.ts', 'src/client/pages.ts', 'src/client/plants.ts',
     'src/client/request.ts', 'src/client/retry.ts', 'src/client/webhooks.ts', 'src/shared/exact-json.ts', 'src/shared/ids.ts', 'src/shared/json-errors.ts', 'src/shared/read-json.ts'
   ], 'no package, no Node module, not the service\'s parser')
   const gzipped = gzipSync(code, { level: 9 }).length

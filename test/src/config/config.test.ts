@@ -39,8 +39,13 @@ t.test('defaults', async (t) => {
     webhookRetention: 7 * 24 * 3600000,
     webhookDisableAfter: 5 * 24 * 3600000,
     webhookEndpointLimit: 100,
+    eventsRetention: 7 * 24 * 3600000,
     logLevel: 'info'
   })
+})
+
+t.test('EVENTS_RETENTION=0 turns the change feed off', async (t) => {
+  t.equal(loadConfig({ API_TOKENS: 'a', EVENTS_RETENTION: '0' }).eventsRetention, 0)
 })
 
 t.test('every variable is read', async (t) => {
@@ -79,6 +84,7 @@ t.test('every variable is read', async (t) => {
     WEBHOOK_RETENTION: '90m',
     WEBHOOK_DISABLE_AFTER: '48h',
     WEBHOOK_ENDPOINT_LIMIT: '4000',
+    EVENTS_RETENTION: '36h',
     LOG_LEVEL: 'warn'
   })
   t.match(config, {
@@ -110,6 +116,7 @@ t.test('every variable is read', async (t) => {
     webhookTimeout: 2500,
     webhookRetention: 5400000,
     webhookDisableAfter: 172800000,
+    eventsRetention: 36 * 3600000,
     webhookEndpointLimit: 4000,
     logLevel: 'warn'
   })
@@ -158,7 +165,7 @@ t.test('API_TOKENS_FILE: a token alone has every scope; followed by scopes, only
     'writer-token\tplants:read  plants:write',
     'operator-token webhooks\t \tmetrics  ',
     'every-token',
-    'all-listed metrics webhooks plants:write plants:read',
+    'all-listed metrics events:read webhooks plants:write plants:read',
     'dashboard-token plants:read plants:read',
     'not#a-comment',
     ''
@@ -181,7 +188,7 @@ t.test('API_TOKENS_FILE: a token alone has every scope; followed by scopes, only
 t.test('a bad tokens file stops the start naming its line, never the token', async (t) => {
   const cases: Array<[string, Record<string, string>, string]> = [
     ['secret-token-1 plants:read\nsecret-token-2 plants:admin\n', {},
-      'API_TOKENS_FILE line 2 is not valid: word 1 after the token is not a scope; expected plants:read, plants:write, webhooks or metrics, or the token alone for every scope'],
+      'API_TOKENS_FILE line 2 is not valid: word 1 after the token is not a scope; expected plants:read, plants:write, webhooks, metrics or events:read, or the token alone for every scope'],
     ['\n\nsecret-token-1 plants:read Plants:Write\n', {}, 'API_TOKENS_FILE line 3 is not valid: word 2 after the token is not a scope; expected'],
     // A token with a space in it: the half after the space is not shown either.
     ['secret token-1\n', {}, 'API_TOKENS_FILE line 1 is not valid: word 1 after the token is not a scope'],
@@ -264,6 +271,8 @@ t.test('a bad value names the variable and what it accepts, in one line', async 
       [{ WEBHOOK_RETENTION: value }, `WEBHOOK_RETENTION=${JSON.stringify(value)} is not valid: expected a delay of plain decimal digits and a unit (ms, s, m or h), such as 168h`]),
     ...['5d', '120'].map((value): [Record<string, string>, string] =>
       [{ WEBHOOK_DISABLE_AFTER: value }, `WEBHOOK_DISABLE_AFTER=${JSON.stringify(value)} is not valid: expected a delay of plain decimal digits and a unit (ms, s, m or h), such as 120h`]),
+    ...['7d', '1h,2h', '168', '-1'].map((value): [Record<string, string>, string] =>
+      [{ EVENTS_RETENTION: value }, `EVENTS_RETENTION=${JSON.stringify(value)} is not valid: expected 0 (the change feed off) or a delay of plain decimal digits and a unit (ms, s, m or h), such as 168h`]),
     // Not what a browser sends in Origin: a path or trailing slash, a default port, capitals, no scheme, another scheme, * among others.
     ...['https://app.example.com/', 'https://app.example.com/app', 'https://app.example.com:443', 'http://App.example.com', 'app.example.com',
       'ftp://app.example.com', 'https://user@app.example.com', 'https://app.example.com?x', 'null', '*,https://app.example.com', 'https://app.example.com,',

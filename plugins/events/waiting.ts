@@ -1,0 +1,69 @@
+import type { EventFeed } from '../../src/store/feed-types.js'
+
+/**
+ * The long polls of one app: a count of the commits heard while anyone waits, so that a poll
+ * that read nothing waits only for a commit after its read (one in between is not missed).
+ * A waiting request holds no store connection: only a timer and a place in this set. The
+ * feed's notification is listened to while at least one request waits.
+ */
+export function waitingRoom (feed: EventFeed, limit: number) {
+  const waiters = new Set<() => void>()
+  let interested = 0
+  let commits = 0
+  let closing = false
+  let stop: (() => void) | undefined
+
+  function wake (): void {
+    commits++
+    for (const waiter of waiters) waiter()
+  }
+
+  return {
+    /** Whether a request may wait now: fewer than `limit` do, and the app is not closing. */
+    get open (): boolean {
+      return !closing && interested < limit
+    },
+
+    /** A request that may wait comes in: its read and its wait then see every commit. Returns the count to wait from, and the call that ends its stay. */
+    enter (): { seen: number, leave: () => void } {
+      if (interested++ === 0) stop = feed.onCommit(wake)
+      let left = false
+      return {
+        seen: commits,
+        leave: () => {
+          if (left) return
+          left = true
+          if (--interested === 0) stop?.()
+        }
+      }
+    },
+
+    /** Resolves once a commit follows `seen` (true), or on `until` (ms since the epoch), `gone`, or a close (false). */
+    async wait (seen: number, until: number, gone: AbortSignal): Promise<boolean> {
+      if (commits !== seen) return true
+      if (closing || gone.aborted) return false
+      return await new Promise((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer)
+          waiters.delete(waiter)
+          gone.removeEventListener('abort', done)
+          resolve(commits !== seen)
+        }
+        const waiter = done
+        const timer = setTimeout(done, Math.max(0, until - Date.now()))
+        waiters.add(waiter)
+        gone.addEventListener('abort', done)
+      })
+    },
+
+    get commits (): number {
+      return commits
+    },
+
+    /** A shutdown: every waiting request answers now with what it has, and none waits again. */
+    close (): void {
+      closing = true
+      for (const waiter of waiters) waiter()
+    }
+  }
+}
