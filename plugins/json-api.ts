@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.js'
 import { sendError } from '../src/http/errors.js'
 import { formatValidationErrors, int64ValidatorCompiler } from '../src/http/validation.js'
-import { acceptJsonBodies } from './plants/json-body.js'
+import { acceptJsonBodies } from '../src/http/json-body.js'
 
 /**
  * Makes an encapsulated API plugin's own scope speak the service's JSON: the shared

@@ -7,7 +7,7 @@ import type { PlantStore } from '../../src/store/types.js'
 // Types the `scope` of a route's config, which the auth plugin checks.
 import type {} from '../../src/http/scopes.js'
 import { jsonApiScope } from '../json-api.js'
-import { validKey } from './cursor.js'
+import { validKey } from '../../src/http/cursor.js'
 import { listRoute } from './list.js'
 import { patchRoute } from './patch.js'
 import { ifMatch, noneMatch, preconditionFailed, withEtag } from './preconditions.js'

@@ -6,9 +6,9 @@ import { EndpointLimitError, type WebhookStore } from '../../src/store/webhook-t
 import { makeSecret } from '../../src/webhooks/signing.js'
 import { checkEndpointUrl } from '../../src/webhooks/url.js'
 import { jsonApiScope } from '../json-api.js'
-import { timeCursors, validKey } from '../plants/cursor.js'
-import { refuseRepeated } from '../plants/list.js'
-import { error, unavailable } from '../plants/responses.js'
+import { timeCursors, validKey } from '../../src/http/cursor.js'
+import { refuseRepeated } from '../../src/http/refuse-repeated.js'
+import { error, unavailable } from '../../src/http/responses.js'
 import { deliveryRoutes } from './deliveries.js'
 import { config, notFound, storableId, tags } from './responses.js'
 

@@ -1,5 +1,5 @@
 import { STORABLE_TEXT } from '../../schemas/plant.js'
-import { error } from '../plants/responses.js'
+import { error } from '../../src/http/responses.js'
 
 export const tags = ['webhooks']
 export const notFound = error('No webhook endpoint has this id')
