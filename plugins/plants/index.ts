@@ -5,7 +5,7 @@ import { HttpError } from '../../src/http/errors.js'
 import { plantEtag } from '../../src/store/etag.js'
 import type { PlantStore } from '../../src/store/types.js'
 // Types the `scope` of a route's config, which the auth plugin checks.
-import type {} from '../../src/http/scopes.js'
+import type {} from '../../src/shared/scopes.js'
 import { jsonApiScope } from '../../src/http/json-api.js'
 import { validKey } from '../../src/http/cursor.js'
 import { listRoute } from './list.js'

@@ -1,6 +1,6 @@
 import type { RouteOptions } from 'fastify'
 import { ErrorBody, RetryAfterHeader, WwwAuthenticateHeader, ref } from '../../schemas/index.js'
-import type { Scope } from './scopes.js'
+import type { Scope } from '../shared/scopes.js'
 
 const error = (description: string, headers: Record<string, unknown>) => ({ ...ref(ErrorBody), description, headers })
 
