@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { Redis } from 'ioredis'
-import type { StoreLogger } from '../store/outage.js'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config/index.js'
 
 /** What the shared limits tell metrics: Redis answering or not, and each check it could not make. */
 export interface SharedLimitsObserver {
@@ -26,7 +27,7 @@ export interface SharedLimits {
 export interface SharedLimitsOptions {
   url: string
   keyPrefix: string
-  log: StoreLogger
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>
   observer?: SharedLimitsObserver
 }
 
@@ -89,4 +90,9 @@ export async function connectSharedLimits ({ url, keyPrefix, log, observer }: Sh
       redis.disconnect()
     }
   }
+}
+
+/** The shared limits REDIS_URL asks for; none without it. */
+export async function openSharedLimits (config: Pick<Config, 'redisUrl' | 'redisKeyPrefix'>, log: Pick<FastifyBaseLogger, 'info' | 'warn'>, observer?: SharedLimitsObserver): Promise<SharedLimits | undefined> {
+  return config.redisUrl === undefined ? undefined : await connectSharedLimits({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log, observer })
 }
