@@ -1,3 +1,5 @@
+// plugins/plants: the plants routes, a plugin any Fastify host can register on its own.
+
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { EtagHeader, IfMatchHeaders, IfNoneMatchHeaders, NewPlant, PLANT_BODY_LIMIT, PlantParams, ref } from '../../schemas/index.js'

@@ -1,3 +1,5 @@
+// plugins/webhooks: the webhook subscriptions' routes and their deliveries' history.
+
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { CreatedWebhookEndpoint, LinkHeader, MAX_PAGE, NewWebhookEndpoint, ref, WebhookEndpoint, WebhookEndpointPatch, WebhookListQuery, WebhookParams, WebhookSecret } from '../../schemas/index.js'

@@ -1,3 +1,5 @@
+// src/config: the service's configuration, read from the environment and checked once at start.
+
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'

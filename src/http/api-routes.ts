@@ -1,3 +1,6 @@
+// src/http: the HTTP layer beneath the plugins: errors, validation, JSON bodies, cursors,
+// error responses, connections, the request log, server options and the shared limits.
+
 import type { RouteOptions } from 'fastify'
 import { ErrorBody, RetryAfterHeader, WwwAuthenticateHeader, ref } from '../../schemas/index.js'
 import type { Scope } from '../shared/scopes.js'

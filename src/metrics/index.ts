@@ -1,3 +1,5 @@
+// src/metrics: the Prometheus metrics of requests, refusals, the store and webhooks.
+
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { FastHistogram, type Series } from './durations.js'
 import type { SharedLimitsObserver } from '../http/shared-limits.js'
