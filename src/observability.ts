@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config/index.js'
 import { createMetrics, type Metrics, type Refusal } from './metrics/index.js'
-import { openSharedLimits, type SharedLimits } from './http/shared-limits.js'
+import { connectSharedLimits, type SharedLimits } from './http/shared-limits.js'
 import { databaseSystem } from './store/index.js'
 import { combineObservers, type StoreObserver } from './store/observer.js'
 import { combineWebhookObservers, type WebhookObserver } from './webhooks/observer.js'
@@ -34,7 +34,9 @@ export async function observe (app: FastifyInstance, config: ObservabilityConfig
     .startTracing(config.tracing, databaseSystem(config.databaseUrl), app.log)
   if (tracing !== undefined) await app.register(tracing.plugin)
   const metrics = config.metrics ? createMetrics() : undefined
-  const limits = await openSharedLimits(config, app.log, metrics?.sharedLimits())
+  const limits = config.redisUrl === undefined
+    ? undefined
+    : await connectSharedLimits({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: app.log, observer: metrics?.sharedLimits() })
   return {
     metrics,
     limits,

@@ -1,7 +1,6 @@
 import { once } from 'node:events'
 import { Redis } from 'ioredis'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Config } from '../config/index.js'
 
 /** What the shared limits tell metrics: Redis answering or not, and each check it could not make. */
 export interface SharedLimitsObserver {
@@ -90,9 +89,4 @@ export async function connectSharedLimits ({ url, keyPrefix, log, observer }: Sh
       redis.disconnect()
     }
   }
-}
-
-/** The shared limits REDIS_URL asks for; none without it. */
-export async function openSharedLimits (config: Pick<Config, 'redisUrl' | 'redisKeyPrefix'>, log: Pick<FastifyBaseLogger, 'info' | 'warn'>, observer?: SharedLimitsObserver): Promise<SharedLimits | undefined> {
-  return config.redisUrl === undefined ? undefined : await connectSharedLimits({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log, observer })
 }
