@@ -1,3 +1,6 @@
+// plugins/: the service's Fastify plugins, one concern each; plants/ and webhooks/ hold the
+// API's routes. A plugin imports the layers in src/ and schemas/, never a sibling plugin.
+
 import fastifyRateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'

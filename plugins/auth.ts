@@ -3,9 +3,9 @@ import bearerAuth from '@fastify/bearer-auth'
 import type { FastifyError, FastifyPluginCallback, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 import { HttpError } from '../src/http/errors.js'
-import { isScope, SCOPES, type Scope, type ScopedToken } from '../src/http/scopes.js'
+import { isScope, SCOPES, type Scope, type ScopedToken } from '../src/shared/scopes.js'
 
-export { SCOPES, type Scope, type ScopedToken } from '../src/http/scopes.js'
+export { SCOPES, type Scope, type ScopedToken } from '../src/shared/scopes.js'
 
 export interface AuthOptions {
   /**

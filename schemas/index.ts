@@ -1,3 +1,6 @@
+// schemas/: the TypeBox schemas, the one source of validation, serialization, TS types
+// and OpenAPI. They import nothing of the service.
+
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { ErrorBody } from './error.js'
 import { PlantCreatedFeedEvent, PlantDeletedFeedEvent, PlantUpdatedFeedEvent } from './events.js'

@@ -19,7 +19,7 @@ import { sendError, sendNotFound } from './http/errors.js'
 import { answerProtocol } from './http/protocol.js'
 import { echoRequestId } from './http/request-id.js'
 import { observe } from './observability.js'
-import { serverOptions, type LogStream, type ServerConfig } from './server-options.js'
+import { serverOptions, type LogStream, type ServerConfig } from './http/server-options.js'
 import { combineObservers, openStore, type PlantStore, type StoreConfig } from './store/index.js'
 import { plantWrites } from './webhooks/plant-writes.js'
 

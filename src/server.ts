@@ -1,10 +1,10 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config/index.js'
-import { turnWriter } from './log-stream.js'
+import { turnWriter } from './http/log-stream.js'
 import { unsupportedNode } from './config/node-support.js'
 import { configSecrets, redactSecrets } from './config/redact.js'
-import type { LogStream } from './server-options.js'
+import type { LogStream } from './http/server-options.js'
 
 // What a start-up failure's message must not show, once the configuration is known.
 let secrets: string[] = []

@@ -1,5 +1,5 @@
 import { HttpError } from '../../src/http/errors.js'
-import { cursors } from '../plants/cursor.js'
+import { cursors } from '../../src/http/cursor.js'
 
 // The feed's position: [version, the event's position as 8 bytes], sealed like every list cursor.
 const VERSION = 4

@@ -1,3 +1,5 @@
+// plugins/plants: the plants routes, a plugin any Fastify host can register on its own.
+
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { EtagHeader, ConditionalHeaders, NewPlant, PLANT_BODY_LIMIT, PlantParams, ref } from '../../schemas/index.js'
@@ -5,9 +7,9 @@ import { HttpError } from '../../src/http/errors.js'
 import { plantEtag } from '../../src/store/etag.js'
 import type { PlantStore } from '../../src/store/types.js'
 // Types the `scope` of a route's config, which the auth plugin checks.
-import type {} from '../../src/http/scopes.js'
-import { jsonApiScope } from '../json-api.js'
-import { validKey } from './cursor.js'
+import type {} from '../../src/shared/scopes.js'
+import { jsonApiScope } from '../../src/http/json-api.js'
+import { validKey } from '../../src/http/cursor.js'
 import { listRoute } from './list.js'
 import { patchRoute } from './patch.js'
 import { conditionsOf, names, readPreconditionFailed, storeConditions, unchanged, withEtag } from './preconditions.js'

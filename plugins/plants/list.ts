@@ -1,17 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { LinkHeader, MAX_PAGE, PlantListItem, PlantListQuery, ref } from '../../schemas/index.js'
-import { HttpError } from '../../src/http/errors.js'
 import type { PlantStore } from '../../src/store/types.js'
-import { plantCursors } from './cursor.js'
+import { plantCursors } from '../../src/http/cursor.js'
+import { refuseRepeated } from '../../src/http/refuse-repeated.js'
 import { error, tags, unavailable } from './responses.js'
-
-/** A repeated parameter (`?limit=5&limit=6`) arrives as an array: refused by name before the schema sees it. */
-export async function refuseRepeated (request: FastifyRequest): Promise<void> {
-  const repeated = Object.entries(request.query as Record<string, unknown>).find(([, value]) => Array.isArray(value))
-  if (repeated !== undefined) throw new HttpError(400, `querystring/${repeated[0]} is repeated: give it once.`)
-}
 
 /** GET /plants: a page of plants in id order, by key, with an RFC 8288 `next` link while more follow. */
 export function listRoute (instance: FastifyInstance, store: Pick<PlantStore, 'list' | 'cursorKey'>): void {

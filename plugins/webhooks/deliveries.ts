@@ -4,9 +4,9 @@ import type { FastifyInstance } from 'fastify'
 import { DeliveryListQuery, DeliveryParams, MAX_PAGE, ref, WebhookDelivery, WebhookParams } from '../../schemas/index.js'
 import { HttpError } from '../../src/http/errors.js'
 import type { WebhookStore } from '../../src/store/webhook-types.js'
-import { timeCursors } from '../plants/cursor.js'
-import { refuseRepeated } from '../plants/list.js'
-import { error, unavailable } from '../plants/responses.js'
+import { timeCursors } from '../../src/http/cursor.js'
+import { refuseRepeated } from '../../src/http/refuse-repeated.js'
+import { error, unavailable } from '../../src/http/responses.js'
 import { badId, config, notFound, storableId, tags } from './responses.js'
 
 /** GET /webhooks/:id/deliveries, newest first a page at a time, and POST …/:deliveryId/retry. */

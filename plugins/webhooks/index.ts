@@ -1,3 +1,5 @@
+// plugins/webhooks: the webhook subscriptions' routes and their deliveries' history.
+
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { CreatedWebhookEndpoint, LinkHeader, MAX_PAGE, NewWebhookEndpoint, ref, WebhookEndpoint, WebhookEndpointPatch, WebhookListQuery, WebhookParams, WebhookSecret } from '../../schemas/index.js'
@@ -5,10 +7,10 @@ import { HttpError } from '../../src/http/errors.js'
 import { EndpointLimitError, type WebhookStore } from '../../src/store/webhook-types.js'
 import { makeSecret } from '../../src/webhooks/signing.js'
 import { checkEndpointUrl } from '../../src/webhooks/url.js'
-import { jsonApiScope } from '../json-api.js'
-import { timeCursors, validKey } from '../plants/cursor.js'
-import { refuseRepeated } from '../plants/list.js'
-import { error, unavailable } from '../plants/responses.js'
+import { jsonApiScope } from '../../src/http/json-api.js'
+import { timeCursors, validKey } from '../../src/http/cursor.js'
+import { refuseRepeated } from '../../src/http/refuse-repeated.js'
+import { error, unavailable } from '../../src/http/responses.js'
 import { deliveryRoutes } from './deliveries.js'
 import { badId, config, notFound, storableId, tags } from './responses.js'
 

@@ -1,6 +1,6 @@
 import { STORABLE_TEXT } from '../../schemas/plant.js'
 import { MAX_ID_LENGTH } from '../../schemas/webhooks.js'
-import { error } from '../plants/responses.js'
+import { error } from '../../src/http/responses.js'
 
 export const tags = ['webhooks']
 export const notFound = error('No webhook endpoint has this id')

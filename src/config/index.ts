@@ -1,3 +1,5 @@
+// src/config: the service's configuration, read from the environment and checked once at start.
+
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
@@ -5,7 +7,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import envSchema from 'env-schema'
 import { redactDatabaseUrl, redactEndpoint } from './redact.js'
-import { isScope, SCOPES, type Scope, type ScopedToken } from '../http/scopes.js'
+import { isScope, SCOPES, type Scope, type ScopedToken } from '../shared/scopes.js'
 
 function oneOf<T extends string> (values: readonly T[], description: string) {
   return Type.Unsafe<T>({ type: 'string', enum: values, description })

@@ -1,6 +1,9 @@
+// src/http: the HTTP layer beneath the plugins: errors, validation, JSON bodies, cursors,
+// error responses, connections, the request log, server options and the shared limits.
+
 import type { RouteOptions } from 'fastify'
 import { ErrorBody, RetryAfterHeader, WwwAuthenticateHeader, ref } from '../../schemas/index.js'
-import type { Scope } from './scopes.js'
+import type { Scope } from '../shared/scopes.js'
 
 const error = (description: string, headers: Record<string, unknown>) => ({ ...ref(ErrorBody), description, headers })
 

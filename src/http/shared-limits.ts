@@ -1,6 +1,6 @@
 import { once } from 'node:events'
 import { Redis } from 'ioredis'
-import type { StoreLogger } from '../store/outage.js'
+import type { FastifyBaseLogger } from 'fastify'
 
 /** What the shared limits tell metrics: Redis answering or not, and each check it could not make. */
 export interface SharedLimitsObserver {
@@ -26,7 +26,7 @@ export interface SharedLimits {
 export interface SharedLimitsOptions {
   url: string
   keyPrefix: string
-  log: StoreLogger
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>
   observer?: SharedLimitsObserver
 }
 

@@ -1,3 +1,5 @@
+// src/metrics: the Prometheus metrics of requests, refusals, the store and webhooks.
+
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { SharedLimitsObserver } from '../http/shared-limits.js'
 import type { StoreObserver } from '../store/observer.js'

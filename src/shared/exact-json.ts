@@ -1,3 +1,5 @@
+// src/shared: what every layer and the client import: exact int64 JSON, ids, scopes.
+
 import { readJson } from './read-json.js'
 
 // The exact int64 JSON path that the service and the client share. It imports

@@ -1,6 +1,9 @@
+// src/store: the store port (types.ts), its adapters in sqlite/ and postgres/, and what
+// both share (group commit, outages, ETags, webhook rows).
+
 import type { Config } from '../config/index.js'
 import type { StoreObserver } from './observer.js'
-import type { StoreLogger } from './outage.js'
+import type { FastifyBaseLogger } from 'fastify'
 import { openSqliteStore } from './sqlite/index.js'
 import type { PlantStore } from './types.js'
 
@@ -24,7 +27,7 @@ export function databaseSystem (databaseUrl: string): 'sqlite' | 'postgresql' {
   return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgresql'
 }
 
-export async function openStore (config: StoreConfig, log?: StoreLogger, observer?: StoreObserver): Promise<PlantStore> {
+export async function openStore (config: StoreConfig, log?: Pick<FastifyBaseLogger, 'info' | 'warn'>, observer?: StoreObserver): Promise<PlantStore> {
   const { databaseUrl } = config
   if (databaseUrl.startsWith('sqlite:')) {
     return openSqliteStore({

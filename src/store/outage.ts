@@ -1,10 +1,8 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { StoreObserver } from './observer.js'
 
-/** What a store needs of a logger; a pino or Fastify logger fits. */
-export interface StoreLogger {
-  info (obj: object, msg: string): void
-  warn (obj: object, msg: string): void
-}
+/** The name this package's users have known for what a store needs of Fastify's (or pino's) logger. */
+export type StoreLogger = Pick<FastifyBaseLogger, 'info' | 'warn'>
 
 /** What an operation did: a write (or a probe that writes) or only a read. */
 export type Access = 'read' | 'write'
@@ -27,7 +25,7 @@ export interface Outage {
  * still answers reads, and taking those for a recovery would log both lines at
  * every request.
  */
-export function trackOutage (log: StoreLogger, store: string, observer?: StoreObserver): Outage {
+export function trackOutage (log: Pick<FastifyBaseLogger, 'info' | 'warn'>, store: string, observer?: StoreObserver): Outage {
   let available = true
   let writesFailed = false
   let changes = 0
@@ -58,4 +56,4 @@ export function trackOutage (log: StoreLogger, store: string, observer?: StoreOb
 }
 
 const ignore = (): void => {}
-export const SILENT: StoreLogger = { info: ignore, warn: ignore }
+export const SILENT: Pick<FastifyBaseLogger, 'info' | 'warn'> = { info: ignore, warn: ignore }

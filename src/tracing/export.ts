@@ -4,7 +4,7 @@ import { ExportResultCode } from '@opentelemetry/core'
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http'
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
 import { endpointSecrets, redactEndpoint, redactSecrets } from '../config/redact.js'
-import type { StoreLogger } from '../store/outage.js'
+import type { FastifyBaseLogger } from 'fastify'
 import { JsonSpans, ProtobufSpans, type SpanBatch } from './otlp-encode.js'
 import type { RecordedSpan } from './spans.js'
 
@@ -13,7 +13,7 @@ export interface SpanExportOptions {
   url: string
   protocol: 'http/protobuf' | 'http/json'
   serviceName: string
-  log: StoreLogger
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>
   /** Spans waiting for export: beyond it they are dropped (and said so), never queued without end. */
   maxQueue?: number
   /** Spans in one export. */

@@ -1,3 +1,5 @@
+// src/tracing: OpenTelemetry traces of requests, the store and webhooks, sent over OTLP.
+//
 // Loaded only when tracing is configured (src/observability.ts imports it on demand):
 // without an OTLP endpoint no OpenTelemetry SDK module is loaded at all.
 //
@@ -16,7 +18,7 @@ import type { FastifyPluginCallback } from 'fastify'
 import type { TracingConfig } from '../config/index.js'
 import { endpointSecrets, redactEndpoint, redactSecrets } from '../config/redact.js'
 import type { StoreObserver } from '../store/observer.js'
-import type { StoreLogger } from '../store/outage.js'
+import type { FastifyBaseLogger } from 'fastify'
 import type { WebhookObserver } from '../webhooks/observer.js'
 import { SpanExport } from './export.js'
 import { traceRequests } from './requests.js'
@@ -54,7 +56,7 @@ function sampler ({ name, ratio }: TracingConfig['sampler']): Sampler {
  * its spans. A collector that cannot be reached costs the spans, never a request:
  * they are exported in the background, and a shutdown waits for it two seconds at most.
  */
-export function startTracing (config: TracingConfig, database: 'sqlite' | 'postgresql', log: StoreLogger): Tracing {
+export function startTracing (config: TracingConfig, database: 'sqlite' | 'postgresql', log: Pick<FastifyBaseLogger, 'info' | 'warn'>): Tracing {
   // No global context manager or propagator: no context is carried through callbacks (that is what
   // made tracing cost the request); the spans that join a request's trace are given it explicitly.
   const propagator = new W3CTraceContextPropagator()

@@ -1,3 +1,5 @@
+// src/webhooks: delivering webhooks: the address guard, signing and the sender loop.
+
 import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { SCOPES, type Scope } from '../../src/http/scopes.js'
+import { SCOPES, type Scope } from '../../src/shared/scopes.js'
 import { AUTH, assertError, getPlant, postPlant } from '../helpers/build.js'
 import { bearer, INSUFFICIENT, scopedTokensFile } from '../helpers/scopes.js'
 import { forEachStore, type Build } from '../helpers/stores.js'

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
-import { SCOPES, type Scope } from '../../src/http/scopes.js'
+import { SCOPES, type Scope } from '../../src/shared/scopes.js'
 
 /** One token per scope, each with that scope only. */
 export const SCOPED: Record<Scope, string> = {

@@ -1,8 +1,11 @@
+// src/store/postgres: the PostgreSQL adapter of the store port, a file per concern.
+
 import pg from 'pg'
 import { withDeadline } from '../deadline.js'
 import { groupCommit, stillWaiting, type Waiter } from '../group-commit.js'
 import type { StoreObserver } from '../observer.js'
-import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
+import type { FastifyBaseLogger } from 'fastify'
+import { SILENT, trackOutage, type Access } from '../outage.js'
 import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { isLostConnection, isUnavailable, readOnly } from './errors.js'
 import { postgresFeed } from './feed.js'
@@ -28,7 +31,7 @@ export interface PostgresStoreOptions {
   /** Writes waiting for a batch at most; beyond it, a write fails at once. */
   queueLimit?: number
   /** Told once when the store turns unavailable (warn) and once when it answers again (info). */
-  log?: StoreLogger
+  log?: Pick<FastifyBaseLogger, 'info' | 'warn'>
   /** Hears of the write queue, each batch and outages (metrics, traces). */
   observer?: StoreObserver
   /** Whether the change feed is on (EVENTS_RETENTION > 0): every change then writes its event, in commit order. */

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import type { StoreLogger } from '../outage.js'
+import type { FastifyBaseLogger } from 'fastify'
 
 /** The channel a commit that added deliveries notifies, in every instance on the database. */
 export const CHANNEL = 'plant_store_webhooks'
@@ -7,7 +7,7 @@ export const CHANNEL = 'plant_store_webhooks'
 export interface ListenOptions {
   url: string
   timeout: number
-  log: StoreLogger
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>
   /** A notification arrived; `payload` names the instance that sent it. */
   notified: (payload: string) => void
   /** The connection is back after a loss: notifications sent meanwhile were missed. */

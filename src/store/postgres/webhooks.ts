@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { StoreLogger } from '../outage.js'
+import type { FastifyBaseLogger } from 'fastify'
 import { deliveryListeners, eventMask, newEndpointId, STOPPED, toDelivery, toEndpoint, type DeliveryRow, type EndpointRow } from '../webhook-common.js'
 import { EndpointLimitError, type WebhookStore } from '../webhook-types.js'
 import { finishQueries } from './finish.js'
@@ -30,7 +30,7 @@ const CREATE = `INSERT INTO webhook_endpoints (id, url, description, events, ena
 export interface PostgresWebhooksOptions {
   url: string
   timeout: number
-  log: StoreLogger
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>
   /** The key the list cursors are authenticated with (WebhookStore.cursorKey). */
   cursorKey: Buffer
   /** Statements that write. */

@@ -1,3 +1,5 @@
+// src/store/sqlite: the SQLite adapter of the store port, a file per concern.
+
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
@@ -5,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { groupCommit, stillWaiting } from '../group-commit.js'
 import type { StoreObserver } from '../observer.js'
 import { unsupportedNode } from '../../config/node-support.js'
-import { SILENT, trackOutage, type Access, type StoreLogger } from '../outage.js'
+import type { FastifyBaseLogger } from 'fastify'
+import { SILENT, trackOutage, type Access } from '../outage.js'
 import { StoreUnavailableError, type ChangeOptions, type CreateResult, type PlantChange, type PlantRecord, type PlantStore, type UpdateResult, type Write, type WriteOptions, type WriteResult } from '../types.js'
 import { readyCheck } from '../ready-check.js'
 import { fileIdentity } from './identity.js'
@@ -26,7 +29,7 @@ export interface SqliteStoreOptions {
   /** Writes waiting for a batch at most; beyond it, a write fails at once. */
   queueLimit?: number
   /** Told once when the store turns unavailable (warn) and once when it answers again (info). */
-  log?: StoreLogger
+  log?: Pick<FastifyBaseLogger, 'info' | 'warn'>
   /** Hears of the write queue, each batch and outages (metrics, traces). */
   observer?: StoreObserver
   /** Whether the change feed is on (EVENTS_RETENTION > 0): every change then writes its event. */

@@ -1,7 +1,7 @@
 import type { RouteOptions } from 'fastify'
 import t from 'tap'
 import { describeApiRoute } from '../../../src/http/api-routes.js'
-import { SCOPES, type Scope } from '../../../src/http/scopes.js'
+import { SCOPES, type Scope } from '../../../src/shared/scopes.js'
 import { build } from '../../helpers/build.js'
 import { hooksByRoute } from '../../helpers/routes.js'
 import { bearer, INSUFFICIENT, scopedTokensFile } from '../../helpers/scopes.js'

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import { buildApp } from '../../../src/app.js'
 import { loadConfig } from '../../../src/config/index.js'
 import { RequestLog, serializeRequest } from '../../../src/http/request-log.js'
-import { serverOptions } from '../../../src/server-options.js'
+import { serverOptions } from '../../../src/http/server-options.js'
 import { AUTH, TOKEN } from '../../helpers/build.js'
 import { bearer, SCOPED, scopedTokensFile } from '../../helpers/scopes.js'
 

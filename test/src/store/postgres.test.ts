@@ -30,8 +30,8 @@ function capture (): { lines: Array<[string, string]>, log: StoreLogger } {
   return {
     lines,
     log: {
-      info: (_obj, msg) => { lines.push(['info', msg]) },
-      warn: (_obj, msg) => { lines.push(['warn', msg]) }
+      info: (_obj: unknown, msg?: string) => { lines.push(['info', msg ?? '']) },
+      warn: (_obj: unknown, msg?: string) => { lines.push(['warn', msg ?? '']) }
     }
   }
 }

@@ -29,7 +29,7 @@ async function until (condition: () => boolean, what: string, ms = 5000): Promis
 
 function capture (): { lines: string[], log: StoreLogger } {
   const lines: string[] = []
-  return { lines, log: { info: (_obj, msg) => { lines.push(`info: ${msg}`) }, warn: (_obj, msg) => { lines.push(`warn: ${msg}`) } } }
+  return { lines, log: { info: (_obj: unknown, msg?: string) => { lines.push(`info: ${msg}`) }, warn: (_obj: unknown, msg?: string) => { lines.push(`warn: ${msg}`) } } }
 }
 
 t.test('instances claiming at once never take the same delivery', { skip }, async (t) => {

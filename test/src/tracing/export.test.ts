@@ -13,7 +13,7 @@ type Line = { level: 'warn' | 'info', fields: Record<string, unknown>, msg: stri
 // An exporter to `url`, the warnings it logs, and a tracer whose spans go to it.
 function exporting (t: Test, options: Partial<SpanExportOptions> & { url: string }) {
   const lines: Line[] = []
-  const at = (level: Line['level']) => (fields: object, msg: string) => { lines.push({ level, fields: fields as Record<string, unknown>, msg }) }
+  const at = (level: Line['level']) => (fields: unknown, msg?: string) => { lines.push({ level, fields: fields as Record<string, unknown>, msg: msg ?? '' }) }
   const exporter = new SpanExport({ protocol: 'http/json', serviceName: 'test', log: { warn: at('warn'), info: at('info') }, ...options })
   const tracer = new SpanTracer(new AlwaysOnSampler(), exporter.record)
   const spans = (count: number, from = 0) => {

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import t from 'tap'
-import { LOADER_ENV } from '../helpers/server.js'
+import { LOADER_ENV } from '../../helpers/server.js'
 
-const MODULE = new URL('../../src/log-stream.ts', import.meta.url).href
+const MODULE = new URL('../../../src/http/log-stream.ts', import.meta.url).href
 
 // A process of its own, under this test's TypeScript loader, writing to its standard output.
 async function run (script: string): Promise<{ stdout: string, code: number | null }> {

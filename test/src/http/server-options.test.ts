@@ -1,8 +1,8 @@
 import { once } from 'node:events'
 import { createServer, connect, type Socket } from 'node:net'
 import t, { type Test } from 'tap'
-import { serverOptions } from '../../src/server-options.js'
-import { bounded } from '../helpers/bounded.js'
+import { serverOptions } from '../../../src/http/server-options.js'
+import { bounded } from '../../helpers/bounded.js'
 
 const { clientErrorHandler } = serverOptions({ bodyLimit: 1, logLevel: 'silent', requestTimeout: 1000, headersTimeout: 1000, keepAliveTimeout: 1000, trustProxy: false }) as {
   clientErrorHandler: (error: NodeJS.ErrnoException, socket: Socket) => void

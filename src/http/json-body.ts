@@ -1,6 +1,6 @@
 import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify'
-import { HttpError } from '../../src/http/errors.js'
-import { parseJson } from '../../src/http/parse-json.js'
+import { HttpError } from './errors.js'
+import { parseJson } from './parse-json.js'
 
 // Fatal: bytes that are not UTF-8 are refused, never replaced with U+FFFD.
 // ignoreBOM keeps a leading BOM in the text, so that parseJson can refuse it by name.

@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'
-import { HttpError } from '../../src/http/errors.js'
+import { HttpError } from './errors.js'
 
 // A cursor is where a page starts, with a check that ties it to its listing:
 // base64url of [the position, 16 bytes of HMAC-SHA256 over the position and the listing].

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { sharedSchemas } from '../schemas/index.js'
-import { sendError } from '../src/http/errors.js'
-import { formatValidationErrors, int64ValidatorCompiler } from '../src/http/validation.js'
-import { acceptJsonBodies } from './plants/json-body.js'
+import { sharedSchemas } from '../../schemas/index.js'
+import { sendError } from './errors.js'
+import { formatValidationErrors, int64ValidatorCompiler } from './validation.js'
+import { acceptJsonBodies } from './json-body.js'
 
 /**
  * Makes an encapsulated API plugin's own scope speak the service's JSON: the shared

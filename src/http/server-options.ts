@@ -1,11 +1,11 @@
 import { STATUS_CODES, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyHttpOptions } from 'fastify'
-import { MAX_ID_LENGTH } from '../schemas/webhooks.js'
-import type { Config } from './config/index.js'
-import { sendFrameworkError } from './http/errors.js'
-import { requestId } from './http/request-id.js'
-import { RequestLog, serializeRequest } from './http/request-log.js'
+import { MAX_ID_LENGTH } from '../../schemas/webhooks.js'
+import type { Config } from '../config/index.js'
+import { sendFrameworkError } from './errors.js'
+import { requestId } from './request-id.js'
+import { RequestLog, serializeRequest } from './request-log.js'
 
 // The response Node is writing on a connection, if any (Node's own parse-error
 // answer consults the same property before it writes).
