@@ -43,7 +43,8 @@ t.test('unknown routes and methods: 404 with the Error body', async (t) => {
 t.test('errors Fastify raises before a route runs keep the Error body', async (t) => {
   const app = await build(t)
   assertError(t, await app.inject({ method: 'GET', url: '/plants/%zz', headers: AUTH }), 400, /malformed/)
-  assertError(t, await getPlant(app, '1'.repeat(101)), 400, /path parameter/)
+  assertError(t, await getPlant(app, '1'.repeat(101)), 400, /params\/id must be an integer/)
+  assertError(t, await getPlant(app, '1'.repeat(1537)), 400, /path parameter/)
   const res = await app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, 'content-type': 'application/json', 'content-length': '50' }, payload: '{"id":1,"name":"x"}' })
   assertError(t, res, 400, /Content-Length/)
 })
