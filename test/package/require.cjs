@@ -17,7 +17,7 @@ async function main () {
   assert.equal(typeof auth, 'function')
   assert.deepEqual(sharedSchemas.map((schema) => schema.$id), ['Plant', 'NewPlant', 'PlantPatch', 'PlantListItem', 'Error',
     'WebhookEndpoint', 'NewWebhookEndpoint', 'WebhookEndpointPatch', 'CreatedWebhookEndpoint', 'WebhookSecret', 'WebhookDelivery',
-    'PlantCreatedEvent', 'PlantUpdatedEvent', 'PlantDeletedEvent'])
+    'PlantCreatedEvent', 'PlantUpdatedEvent', 'PlantDeletedEvent', 'PlantCreatedFeedEvent', 'PlantUpdatedFeedEvent', 'PlantDeletedFeedEvent'])
   assert.ok(loaded('better-sqlite3'), 'the SQLite side is loaded')
   assert.ok(!loaded('pg'), 'nothing so far loads pg')
 

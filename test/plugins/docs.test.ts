@@ -32,7 +32,7 @@ const SUCCESS: Record<string, unknown> = {
   'POST /webhooks/{id}/rotate-secret': { 200: { 'application/json': { schema: ref('WebhookSecret') } } },
   'GET /webhooks/{id}/deliveries': { 200: { 'application/json': { schema: { type: 'array', items: ref('WebhookDelivery') } } } },
   'POST /webhooks/{id}/deliveries/{deliveryId}/retry': { 202: undefined },
-  'GET /events': { 200: { 'application/json': { schema: { type: 'array', items: { anyOf: [ref('PlantChangedFeedEvent'), ref('PlantDeletedFeedEvent')] } } } } }
+  'GET /events': { 200: { 'application/json': { schema: { type: 'array', items: { anyOf: [ref('PlantCreatedFeedEvent'), ref('PlantUpdatedFeedEvent'), ref('PlantDeletedFeedEvent')] } } } } }
 }
 
 // The statuses each operation sends (CONTRACT.md; the seed shows 200 and 400 of POST /plants).
