@@ -1,8 +1,6 @@
 /**
- * The webhook half of the store port: subscriptions, and the outbox: one event that each
- * change writes in the same transaction as itself, which the sender then expands into a
- * delivery per endpoint. The routes use the endpoint methods; the sender (src/webhooks/)
- * uses expand, claim, finish and release.
+ * The webhook half of the store port: subscriptions, and the outbox: one event that each change writes in the
+ * same transaction as itself, which the sender then expands into a delivery per endpoint.
  */
 import type { WebhookEventType } from '../../schemas/webhooks.js'
 
@@ -16,11 +14,11 @@ export interface Endpoint {
   id: string
   url: string
   description?: string
-  /** The event types it receives, as Standard Webhooks payloads; absent: `plant.created` only, in the origin body. */
+  /** The event types it receives, as Standard Webhooks payloads. */
   events?: WebhookEventType[]
   enabled: boolean
   createdAt: Date
-  /** When the sender disabled it (a 410, or every attempt failing for WEBHOOK_DISABLE_AFTER); cleared by enabling it. */
+  /** When the sender disabled it (a 410, or every attempt failing for WEBHOOK_DISABLE_AFTER). */
   disabledAt?: Date
   /** Why the sender disabled it. */
   disabledReason?: string
@@ -58,11 +56,7 @@ export interface Delivery {
 
 export interface DeliveryPage {
   limit: number
-  /**
-   * Only deliveries after this one in listing order (newest first: by createdAt, then id,
-   * both descending). The last delivery of the previous page, so that a page costs the
-   * same at any depth and needs no row that may have been pruned since.
-   */
+  /** Only deliveries after this one in listing order (newest first: by createdAt, then id, both descending). */
   before?: { createdAt: Date, id: string }
 }
 
@@ -80,11 +74,7 @@ export interface ClaimedDelivery {
 }
 
 export interface ClaimOptions {
-  /**
-   * Endpoints whose deliveries are not claimed now: the sender's are at their bound of
-   * attempts in flight, so a slow endpoint's backlog cannot fill every claim and hold
-   * up the deliveries of the others.
-   */
+  /** Endpoints whose deliveries are not claimed now. */
   exclude?: readonly string[]
 }
 

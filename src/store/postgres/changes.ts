@@ -6,14 +6,7 @@ import type { Query } from './query.js'
 
 type WriteWaiter = Waiter<Write, WriteResult>
 
-// A run of updates in one statement, hence one transaction. Its rows are locked first, in
-// ascending id order (so batches of several instances never wait on each other in a cycle),
-// and read as they are once locked: the If-Match and If-None-Match checks, the merge and whether
-// anything changes are decided on the row as the update finds it, not on an older snapshot. A change
-// that changes nothing, or is refused, writes nothing, and has no event. The batch is one parameter, a JSON
-// array of {id, change, match, none}; each id once (a run ends before an id it holds). An event's data
-// is the plant after the change, built as stringifyNewPlant writes it (to_json escapes a string
-// as JSON.stringify does), the id's digits exact.
+// A run of updates in one statement, hence one transaction.
 const updateStatement = (feed: boolean): string => `WITH input AS (
     SELECT x.ord, (x.e->>'id')::bigint AS id, x.e->'change' AS change, x.e->>'match' AS match, x.e->>'none' AS none
     FROM json_array_elements($1::json) WITH ORDINALITY AS x (e, ord)

@@ -6,14 +6,7 @@ import type { ClaimOptions, ClaimedDelivery, Expansion, WebhookEventType } from 
 import { CHANNEL } from './listen.js'
 import type { Query } from './query.js'
 
-// A batch's creates and their events in one statement, hence one transaction: no plant
-// without its event, no event without its plant, one round trip.
-// The batch is one parameter, a JSON array of the plants' NewPlant JSON: `json` (not
-// jsonb) keeps each element's text as sent, which is the event's body, and ->> gives
-// the id's digits as written, so the cast to bigint is exact. One string joined from
-// bodies already made costs the service less than four arrays pg would escape element by element.
-// Only the rows this statement inserted get an event: a replay or a conflict gets none.
-// pg_notify is queued with the transaction and sent by its commit.
+// A batch's creates and their events in one statement, hence one transaction.
 const insertStatement = (feed: boolean): string => `WITH new AS (
     SELECT (e->>'id')::bigint AS id, e->>'name' AS name, e->>'tag' AS tag, e::text AS body FROM json_array_elements($1::json) AS e
   ), inserted AS (

@@ -8,8 +8,7 @@ interface Row { id: string, name: string, tag: string | null }
 
 const SELECT_MANY = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])'
 const COLUMNS = 'SELECT id, name, tag FROM plants'
-// One statement per shape of page, each served by an index from its first key:
-// plants_pkey, or plants_tag_id for a tag. No OFFSET and no count.
+// One statement per shape of page, each served by an index from its first key.
 const PAGES = {
   first: `${COLUMNS} ORDER BY id LIMIT $1`,
   after: `${COLUMNS} WHERE id > $2 ORDER BY id LIMIT $1`,

@@ -24,7 +24,7 @@ export interface SqliteStoreOptions {
   path: string
   /** `normal` survives a crash of the process, `full` survives a power loss. */
   synchronous?: 'normal' | 'full'
-  /** The longest a write waits, in ms, queue and another process's lock included, before a StoreUnavailableError. */
+  /** The longest a write waits, in ms, queue and another process's lock included. */
   timeout?: number
   /** Writes waiting for a batch at most; beyond it, a write fails at once. */
   queueLimit?: number
@@ -42,10 +42,7 @@ const HEADROOM = 64 * 1024
 
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/
 
-// better-sqlite3's busy handler sleeps on the main thread, which would freeze every
-// request while another process holds the write lock. So SQLite gives up at once and
-// a batch that met the lock is retried on a timer, backing off to this many ms,
-// until its callers' time is up: the event loop runs meanwhile.
+// better-sqlite3's busy handler sleeps on the main thread.
 const MAX_RETRY_DELAY = 20
 
 function busy (error: unknown): boolean {

@@ -10,9 +10,7 @@ interface EventRow { id: number, type: WebhookEventType, generation: number, fan
 /** The statements that must stay served by an index (test/src/store/webhook-plans.test.ts). */
 export const EXPANSION = {
   unexpanded: 'SELECT id, type, generation, fanout, created_at FROM webhook_events WHERE fanout IS NOT NULL ORDER BY id LIMIT ?',
-  // The endpoints whose subscription spell covers the event's generation, in id order from where
-  // the last step stopped. One disabled since gets the delivery as failed (as a disable leaves its
-  // pending ones); a deleted one has no subscription left. The id starts with the time in ms.
+  // The endpoints whose subscription spell covers the event's generation.
   fanout: `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, last_error, next_attempt_at, created_at, standard, finished_at)
     SELECT 'msg_' || printf('%012x', @now) || lower(hex(randomblob(8))), @event, s.endpoint_id,
       CASE WHEN e.enabled THEN 'pending' ELSE 'failed' END, CASE WHEN e.enabled THEN NULL ELSE @stopped END,
@@ -24,10 +22,7 @@ export const EXPANSION = {
     RETURNING endpoint_id`
 }
 
-/**
- * The SQLite outbox: the one event a change writes in its batch's transaction, the endpoints'
- * subscription spells it is expanded by, and the bounded step that expands events into deliveries.
- */
+/** The SQLite outbox: the one event a change writes in its batch's transaction. */
 export function sqliteOutbox (db: Database.Database) {
   const sql = {
     state: db.prepare<[], { mask: number }>('SELECT mask FROM webhook_generation'),

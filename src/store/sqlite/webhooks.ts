@@ -5,11 +5,7 @@ import { activeSecrets, DISABLED, deliveryBody, deliveryListeners, eventMask, ne
 import { EndpointLimitError, type AttemptOutcome, type ClaimedDelivery, type EndpointPage, type EndpointPatch, type NewEndpoint, type WebhookEventType, type WebhookStore } from '../webhook-types.js'
 import { sqliteOutbox } from './outbox.js'
 
-/**
- * Runs a write against the database, turning "cannot answer now" errors into StoreUnavailableError.
- * `wrote` tells whether it changed anything: one that did not (a claim that found nothing due)
- * commits without writing to the file, so it does not show that writes succeed again.
- */
+/** Runs a write against the database, turning "cannot answer now" errors into StoreUnavailableError. */
 export type Run = <T>(work: () => T, wrote?: (result: T) => boolean) => T
 
 /** Runs a read against the database: it ends no write outage, and one it meets is a read outage. */
