@@ -27,12 +27,7 @@ export interface AttemptOptions {
 /** What a delivery's lastError says of a host name the service may not reach, whatever the reason. */
 export const NO_PUBLIC_ADDRESS = 'refused: no public address'
 
-/**
- * The connection would go to an address the rule refuses, or its host name has no address.
- * The message (a delivery's lastError) names a literal address's rule only, and says the
- * same of every name that cannot be reached, resolved or not: what a `webhooks` token
- * reads never tells which internal names exist nor what they resolve to.
- */
+/** The connection would go to an address the rule refuses, or its host name has no address. */
 export class RefusedAddressError extends Error {
   constructor (rule?: string) {
     super(rule === undefined ? NO_PUBLIC_ADDRESS : `refused: ${rule}`)

@@ -32,17 +32,13 @@ export interface SenderOptions extends AttemptOptions {
   /** Hears of every attempt (metrics, traces), and may add headers to its request. */
   observer?: WebhookObserver
   /**
-   * True while the process is saturated: then one attempt at a time, so that the API's
-   * requests keep the CPU. Default: the event loop busy over 90% of the last 200 ms.
+   * True while the process is saturated: then one attempt at a time, so that the API's requests keep the
+   * CPU.
    */
   busy?: () => boolean
   /** Sets the timers that wake the sender for a retry or after a pause. Default: setTimeout. */
   setTimer?: (wake: () => void, ms: number) => NodeJS.Timeout
-  /**
-   * True while plant writes are being made: then the sender's store work (expansion, claims,
-   * outcomes, pruning) takes `share` of the time at most, and the rest is theirs. Default:
-   * never (the app tells it of the store's batches of plant writes).
-   */
+  /** True while plant writes are being made. */
   writing?: () => boolean
   /** See `writing`. */
   share?: number
@@ -50,25 +46,17 @@ export interface SenderOptions extends AttemptOptions {
 
 // Deliveries claimed at once.
 const BATCH = 16
-// A lease lasts an attempt and this margin, and is renewed while its delivery is held (waiting
-// for its endpoint's lanes, in flight, or its outcome being recorded), every RENEW ms: a crashed
-// instance's deliveries are due again within WEBHOOK_TIMEOUT and the margin.
+// A lease lasts an attempt and this margin, and is renewed while its delivery is held.
 export const LEASE_MARGIN = 5000
 const RENEW = LEASE_MARGIN / 2
 // The sender's store work's share of the time by default.
 const SHARE = 0.2
 // How long, in ms, after a claim that left out full endpoints and found nothing, before the next such claim.
 const BARREN_PAUSE = 100
-// Deliveries one expansion step adds at most: a change's cost does not grow with the endpoints,
-// and a step holds the store (on SQLite, the event loop) only briefly.
+// Deliveries one expansion step adds at most.
 export const EXPAND_STEP = 500
 
-/**
- * The sender: expands each change's event into its deliveries, a bounded step at a time, claims due deliveries under a lease, makes their attempts with bounds per
- * endpoint and in all, and records each outcome. It wakes when a commit adds deliveries
- * (onDeliveries), else polls; it pauses while the store is unavailable and resumes by
- * itself. Plant requests never wait for it.
- */
+/** The sender: expands each change's event into its deliveries, a bounded step at a time. */
 export class WebhookSender {
   /** This process's name on its leases: a restarted process is another owner. */
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`

@@ -1,10 +1,6 @@
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
 
-/**
- * Standard Webhooks signatures (standardwebhooks.com): an HMAC-SHA256 of
- * `id.timestamp.body` under each secret, so a receiver checks with any library
- * that follows the specification.
- */
+/** Standard Webhooks signatures (standardwebhooks.com). */
 
 const PREFIX = 'whsec_'
 
@@ -19,9 +15,7 @@ export interface SignatureHeaders {
   'webhook-signature': string
 }
 
-// A key object per secret, made once: from raw bytes, Node.js makes one for every HMAC,
-// and that costs more than the HMAC itself. Bounded: past that many secrets the keys are
-// made again as they are used.
+// A key object per secret, made once: from raw bytes, Node.js makes one for every HMAC.
 const MAX_KEYS = 1024
 const keys = new Map<string, KeyObject>()
 

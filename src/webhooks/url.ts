@@ -3,13 +3,7 @@ import { refusedAddress } from './address.js'
 
 export const MAX_URL_LENGTH = 2048
 
-/**
- * Checks an endpoint URL at registration, without any connection: absolute http or
- * https, no user info, at most 2048 characters, and no literal address the rule
- * refuses. A host name passes: what it resolves to can change, so every attempt
- * checks the address it dials (deliver.ts). Returns what is wrong, as the end of a
- * sentence that starts with the field's name ("must be …"), or undefined when it is fine.
- */
+/** Checks an endpoint URL at registration, without any connection. */
 export function checkEndpointUrl (text: string, allowPrivate: boolean): string | undefined {
   if (text.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters long`
   // The URL parser drops leading and trailing spaces and any tab or newline inside:
