@@ -7,12 +7,7 @@ export interface CallOptions {
   signal?: AbortSignal
 }
 
-/**
- * - `idempotent`: doing it twice is doing it once (creating a plant, every GET, a
- *   PATCH, a DELETE): retried on no answer, 429 and 503;
- * - `once`: not so (a new webhook endpoint, a new secret): retried on 429 only,
- *   which the service answers before anything is done.
- */
+/** - `idempotent`: doing it twice is doing it once (creating a plant, every GET, a PATCH, a DELETE). */
 export type Repeat = 'idempotent' | 'once'
 
 export interface Call {
@@ -35,10 +30,7 @@ export interface Answer {
 
 export type Send = (call: Call, options?: CallOptions) => Promise<Answer>
 
-/**
- * The one way the client talks to the service: fetch with the token, retried by
- * the policy, giving the final answer whatever its status (see `fail`).
- */
+/** The one way the client talks to the service. */
 export function transport (doFetch: typeof fetch, token: string, policy: RetryPolicy): Send {
   return async ({ method, url, body, headers: own, repeat }, { signal } = {}) => {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' }

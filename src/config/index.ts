@@ -105,7 +105,7 @@ export interface Config {
   rateLimitMax?: number
   /** The rate limit's window, in ms. */
   rateLimitWindow: number
-  /** Open connections at most: beyond, the one idle the longest is closed, or else the oldest unfinished one, or else the new one. */
+  /** Open connections at most: beyond, the one idle the longest is closed, or else the oldest unfinished one. */
   maxConnections: number
   /** Open connections from one client address (an IPv6 /64) at most, a trusted proxy's excepted. */
   maxConnectionsPerAddress: number
@@ -117,7 +117,7 @@ export interface Config {
   trustProxy: boolean | string
   /** Origins whose pages may call the API from a browser, or `['*']` for any; empty: no CORS headers. */
   corsOrigins: string[]
-  /** Event loop delay, in ms, above which API requests are shed with a 503 (the current turn's, or the mean over the last second); 0: never. */
+  /** Event loop delay, in ms, above which API requests are shed with a 503. */
   maxEventLoopDelay: number
   /** The Redis that holds the limits shared by all replicas; undefined: each instance counts alone. */
   redisUrl?: string
@@ -163,7 +163,7 @@ export class ConfigError extends Error {
 
 const DEFAULTS: Record<string, string> = { SQLITE_SYNCHRONOUS: 'normal', WEBHOOK_ALLOW_PRIVATE: 'false', LOG_LEVEL: 'info', METRICS: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'parentbased_always_on' }
 
-// The OpenTelemetry specification's rule: the base endpoint gets the signal's path, a per-signal one is used as it is.
+// The OpenTelemetry specification's rule: the base endpoint gets the signal's path.
 function readTracing (env: Environment): TracingConfig | undefined {
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`)

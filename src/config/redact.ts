@@ -1,8 +1,7 @@
 /** What stands in the place of a secret in a log line or a message. */
 export const REDACTED = '[REDACTED]'
 
-// Query parameter names that carry credentials by convention (OAuth's access_token,
-// api_key, password, signatures...): matched case-insensitively, after decoding.
+// Query parameter names that carry credentials by convention.
 const SENSITIVE_NAME = /token|secret|passw|pwd|key|auth|sig|credential|session/i
 
 function decodeName (name: string): string {
@@ -60,8 +59,8 @@ function userInfoSpan (value: string): [number, number] | undefined {
 }
 
 /**
- * A collector's endpoint (OTEL_EXPORTER_OTLP_ENDPOINT) without its user info, which is a
- * credential as a whole (a user and a token, or a token alone), nor credential-like query values.
+ * A collector's endpoint (OTEL_EXPORTER_OTLP_ENDPOINT) without its user info, which is a credential as a
+ * whole.
  */
 export function redactEndpoint (value: string): string {
   const span = userInfoSpan(value)

@@ -26,7 +26,7 @@ interface Connection {
   request?: IncomingMessage
 }
 
-/** Whose a connection from `address` is: one host holds a whole IPv6 /64 as easily as one address, so it is one client. */
+/** Whose a connection from `address` is: one host holds a whole IPv6 /64 as easily as one address. */
 export function clientOf (address: string | undefined): string {
   if (address === undefined) return 'unknown'
   const ip = ipaddr.process(address)

@@ -19,7 +19,7 @@ export class HttpError extends Error {
 
 // Fastify's own errors, raised before a route runs, with messages a person can act on.
 const FRAMEWORK: Record<string, (request: FastifyRequest) => [number, string]> = {
-  // A route that takes other media types than JSON names them in its schema (`consumes`, which the OpenAPI document shows).
+  // A route that takes other media types than JSON names them in its schema.
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (request) => [415, `Unsupported media type: send the body as ${(request.routeOptions.schema?.consumes ?? ['application/json']).join(' or ')}.`],
   FST_ERR_CTP_BODY_TOO_LARGE: (request) => [413, `The request body is larger than the limit of ${request.routeOptions.bodyLimit} bytes.`],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => [400, 'The Content-Length header does not match the length of the body.'],

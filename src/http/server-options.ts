@@ -7,17 +7,13 @@ import { sendFrameworkError } from './errors.js'
 import { requestId } from './request-id.js'
 import { RequestLog, serializeRequest } from './request-log.js'
 
-// The response Node is writing on a connection, if any (Node's own parse-error
-// answer consults the same property before it writes).
+// The response Node is writing on a connection, if any.
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null }
 
 // Connections whose parse error is being answered: the parser reports each later chunk too.
 const answering = new WeakSet<Socket>()
 
-// Errors Node's HTTP parser meets before Fastify sees a request (a bad
-// Content-Length, a broken request line): answered with the Error body too, but
-// only after the complete requests before it on the connection (pipelined) have
-// had their answers, so that a client learns what was done.
+// Errors Node's HTTP parser meets before Fastify sees a request (a bad Content-Length, a broken request line).
 function clientErrorHandler (error: NodeJS.ErrnoException, socket: HttpSocket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return
   const [status, message] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
