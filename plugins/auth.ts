@@ -8,10 +8,7 @@ import { isScope, SCOPES, type Scope, type ScopedToken } from '../src/shared/sco
 export { SCOPES, type Scope, type ScopedToken } from '../src/shared/scopes.js'
 
 export interface AuthOptions {
-  /**
-   * The accepted bearer tokens: a string has every scope, a ScopedToken only its
-   * own. Only their SHA-256 digests are kept.
-   */
+  /** The accepted bearer tokens: a string has every scope, a ScopedToken only its own. */
   tokens: ReadonlyArray<string | ScopedToken>
   /** The realm named in the WWW-Authenticate challenge. */
   realm?: string
@@ -61,7 +58,7 @@ function grants (tokens: AuthOptions['tokens'] | undefined): Grant[] | undefined
   return [...byDigest.values()]
 }
 
-/** The 403 for a valid token without the scope the route needs (RFC 6750 §3.1), or without every scope where it names none. */
+/** The 403 for a valid token without the scope the route needs. */
 function insufficientScope (reply: FastifyReply, realm: string, needed: Scope | undefined): HttpError {
   // Not a failed authentication, so not counted; and as after a 401, the body is not read.
   reply.header('connection', 'close')

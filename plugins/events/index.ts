@@ -16,7 +16,7 @@ import { waitingRoom } from './waiting.js'
 export interface EventsOptions {
   /** The store's change feed. Required. */
   feed: EventFeed
-  /** The key every instance on the database shares (PlantStore.cursorKey): it authenticates the cursors. Required. */
+  /** The key every instance on the database shares (PlantStore.cursorKey): it authenticates the cursors. */
   cursorKey: Buffer
   /** How long an event is kept at least, in ms (EVENTS_RETENTION). Required. */
   retention: number

@@ -5,19 +5,14 @@ import { plantEtag } from '../../src/store/etag.js'
 import type { ChangeOptions, PlantStore } from '../../src/store/types.js'
 import { noPlant } from './responses.js'
 
-// RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, in a comma-separated list
-// whose empty elements are allowed; `*` alone stands for any current representation.
+// RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE.
 const OPAQUE = /^[\x21\x23-\x7E\x80-\xFF]*$/
 
 export interface EntityTag { weak: boolean, opaque: string }
 
 const isSpace = (char: string | undefined): boolean => char === ' ' || char === '\t'
 
-/**
- * A precondition header read in one pass, each character once (a regular expression
- * over the whole list backtracks on a long run of spaces): `*`, the entity tags it
- * lists, or undefined when it is neither.
- */
+/** A precondition header read in one pass, each character once. */
 export function parseEntityTags (header: string): '*' | EntityTag[] | undefined {
   if (header.trim() === '*') return '*'
   const tags: EntityTag[] = []
