@@ -87,8 +87,7 @@ const auth: FastifyPluginCallback<AuthOptions> = (fastify, options, done) => {
     auth (key, request) {
       if (key === '') return false
       const presented = digest(key)
-      // Comparing digests keeps the time independent of the token's length and
-      // content; every configured token is compared, with no early exit.
+      // Comparing digests keeps the time independent of the token's length and content.
       let grant: Grant | undefined
       for (const candidate of known) if (timingSafeEqual(candidate.digest, presented)) grant = candidate
       if (grant === undefined) throw new InvalidTokenError()
@@ -103,8 +102,7 @@ const auth: FastifyPluginCallback<AuthOptions> = (fastify, options, done) => {
     const verify = fastify.verifyBearerAuth as NonNullable<typeof fastify.verifyBearerAuth>
     // Set by the failed-authentication limit when it is registered in this scope.
     const countFailure = fastify.countAuthFailure
-    // onRequest: nothing of the body is read or parsed before the caller is known, and
-    // allowed to do what the route does.
+    // onRequest: nothing of the body is read or parsed before the caller is known.
     fastify.addHook('onRequest', function authenticate (request, reply, next) {
       verify(request, reply, (error?: Error) => {
         if (error === undefined) {
@@ -112,13 +110,11 @@ const auth: FastifyPluginCallback<AuthOptions> = (fastify, options, done) => {
           // A token with every scope may do anything: only a narrowed one looks at the route.
           if (scopes.size === SCOPES.length) return next()
           const needed = request.routeOptions.config.scope
-          // A route that declares no scope is open only to tokens with every scope; an
-          // unknown path is the host's 404, whatever the token may do.
+          // A route that declares no scope is open only to tokens with every scope.
           if (needed === undefined ? request.is404 : scopes.has(needed)) return next()
           return next(insufficientScope(reply, realm, needed))
         }
-        // The body of a refused request is not read: closing ends it, where keep-alive would
-        // read (and discard) all of it first, however large, for a client with no token.
+        // The body of a refused request is not read.
         reply.header('connection', 'close')
         const unauthorized = (): HttpError => {
           const wrongToken = error instanceof InvalidTokenError

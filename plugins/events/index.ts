@@ -51,11 +51,7 @@ function typesMask (types: string | undefined): number {
   return types === undefined ? 7 : types.split(',').reduce((mask, type) => mask | eventBit(type as WebhookEventType), 0)
 }
 
-/**
- * GET /events: the change feed (CONTRACT.md, "The change feed"), in commit order a page at a
- * time, with long polling. Encapsulated like the plants plugin; it prunes the events older
- * than the retention in the background, from ready to close.
- */
+/** GET /events: the change feed (CONTRACT.md, "The change feed"), in commit order a page at a time. */
 const events: FastifyPluginAsync<EventsOptions> = async (instance, options) => {
   const { feed, cursorKey, retention, maxWaiting } = checkOptions(options)
   const fastify = jsonApiScope(instance)

@@ -49,7 +49,7 @@ function readTags (request: FastifyRequest, name: 'if-match' | 'if-none-match'):
 
 /** A request's preconditions (RFC 9110 §13.1): undefined where it sends none. */
 export interface Conditions {
-  /** `*` (any plant that exists), or the strong tags listed, unquoted: a weak tag never matches (§13.1.1 compares strongly). */
+  /** `*` (any plant that exists), or the strong tags listed, unquoted. */
   ifMatch: Condition
   /** `*`, or the tags listed, unquoted and without W/ (§13.1.2 compares weakly). */
   ifNoneMatch: Condition
@@ -65,7 +65,7 @@ export function conditionsOf (request: FastifyRequest): Conditions {
   }
 }
 
-/** Whether a plant whose ETag is `etag` (undefined: none) meets the condition: `*` needs a plant, a list names its ETag. */
+/** Whether a plant whose ETag is `etag` (undefined: none) meets the condition. */
 export function names (condition: '*' | readonly string[], etag: string | undefined): boolean {
   return etag !== undefined && (condition === '*' || condition.includes(etag))
 }
@@ -79,16 +79,12 @@ export const noneMatchFailed = (id: bigint): HttpError => new HttpError(412,
 export const readPreconditionFailed = (id: bigint): HttpError => new HttpError(412,
   `Plant ${id} is not as the If-Match header expects (it has changed, or is gone): read it without If-Match to see it as it is.`)
 
-/** The answer to a change that changed nothing: 412 when a precondition failed (If-Match fails when there is no plant), else 404. */
+/** The answer to a change that changed nothing. */
 export function unchanged (id: bigint, { ifMatch }: Conditions, refused: boolean): HttpError {
   return refused ? noneMatchFailed(id) : ifMatch !== undefined ? preconditionFailed(id) : noPlant(id)
 }
 
-/**
- * A change's conditions as the store checks them, in the statement that writes (RFC 9110 §13.2.2
- * order: If-Match, then If-None-Match). `*` in If-Match asks only that the plant exists, as every
- * change does; `*` in If-None-Match fails for any plant, so that change never writes: a read decides it.
- */
+/** A change's conditions as the store checks them, in the statement that writes (RFC 9110 §13.2.2 order. */
 export async function storeConditions (store: Pick<PlantStore, 'get'>, id: bigint, conditions: Conditions): Promise<Pick<ChangeOptions, 'ifMatch' | 'ifNoneMatch'>> {
   const { ifMatch, ifNoneMatch } = conditions
   if (ifNoneMatch === '*') {

@@ -94,11 +94,7 @@ export function readBody (call: Call, answer: Answer, status: number): unknown {
   }
 }
 
-/**
- * Checks an answer without a body. A DELETE answered 404 after an attempt whose
- * answer was lost counts as done: that attempt reached the service and deleted
- * it (or there was nothing to delete). Either way it is gone, as the caller asked.
- */
+/** Checks an answer without a body. */
 export function expectEmpty (call: Call, answer: Answer, status: number): void {
   if (answer.status === status || (call.method === 'DELETE' && answer.status === 404 && answer.lost)) return
   throw fail(call, answer)

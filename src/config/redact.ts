@@ -23,8 +23,7 @@ export function redactUrl (url: string): string {
   return `${url.slice(0, question + 1)}${query.join('&')}`
 }
 
-// Where the password of a database URL lies, even when the URL is malformed:
-// between the first `:` after the scheme and the last `@`.
+// Where the password of a database URL lies, even when the URL is malformed.
 function passwordSpan (value: string): [number, number] | undefined {
   const at = value.lastIndexOf('@')
   const userStart = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0].length ?? 0
@@ -50,8 +49,7 @@ export function databaseSecrets (value: string): string[] {
   }
 }
 
-// Where the user info of a URL lies, even when it is malformed: between the scheme's `//` (or the
-// start) and the last `@`.
+// Where the user info of a URL lies, even when it is malformed.
 function userInfoSpan (value: string): [number, number] | undefined {
   const at = value.lastIndexOf('@')
   const start = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0].length ?? 0

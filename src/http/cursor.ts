@@ -63,11 +63,7 @@ export function plantCursors (key: Buffer) {
   }
 }
 
-/**
- * The cursors of a list in creation order (an endpoint's deliveries, the endpoints): the last
- * item of a page, [version, its createdAt in ms, its id], so that a page needs no row that may
- * be gone since.
- */
+/** The cursors of a list in creation order (an endpoint's deliveries, the endpoints). */
 export function timeCursors (key: Buffer, version: number) {
   const { seal, open } = cursors(key)
   return {
@@ -78,7 +74,7 @@ export function timeCursors (key: Buffer, version: number) {
       return seal(Buffer.concat([position, Buffer.from(last.id)]), listing)
     },
 
-    /** The last item of the previous page; a 400 when the cursor was altered, does not decode, or belongs to another listing. */
+    /** The last item of the previous page; a 400 when the cursor was altered, does not decode. */
     read (listing: string, cursor: string): { createdAt: Date, id: string } {
       // Authenticated, so the position is one written above: a time a Date holds, and an id the store gave.
       const position = open(cursor, listing)

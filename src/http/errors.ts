@@ -47,8 +47,7 @@ export function describeError (error: FastifyError, request: FastifyRequest): Er
 
 export function sendError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const body = describeError(error, request)
-  // Only describeError's fallback is a failure of the service: a deliberate answer
-  // is not, and a store outage (503) is logged once by the store, with its cause.
+  // Only describeError's fallback is a failure of the service.
   if (body.error === 500) {
     // Details (driver messages, SQL, stacks) go to the log only, next to the request id.
     request.log.error({ err: error }, STATUS_CODES[body.error])
@@ -61,11 +60,7 @@ export function sendError (error: FastifyError, request: FastifyRequest, reply: 
   return reply.code(body.error).send(body)
 }
 
-/**
- * Fastify's frameworkErrors handler. These errors (a malformed URL, a path
- * parameter too long) are raised before routing, so no hook runs: the request
- * id header, the CORS headers and the request's one log line are written here.
- */
+/** Fastify's frameworkErrors handler. */
 export function sendFrameworkError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const body = describeError(error, request)
   reply.header('x-request-id', request.id)

@@ -48,10 +48,7 @@ export interface LogStream {
 
 export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout' | 'trustProxy'>
 
-/**
- * The Fastify server options, shared by the server process and the tests.
- * `logStream` is where the JSON log lines go: standard output when absent.
- */
+/** The Fastify server options, shared by the server process and the tests. */
 export function serverOptions (config: ServerConfig, logStream?: LogStream): FastifyHttpOptions<Server> {
   return {
     logger: { level: config.logLevel, stream: logStream, serializers: { req: serializeRequest } },
@@ -61,16 +58,14 @@ export function serverOptions (config: ServerConfig, logStream?: LogStream): Fas
     // Behind a proxy (deploy/haproxy), the client's address is in X-Forwarded-For: request.ip.
     trustProxy: config.trustProxy,
     bodyLimit: config.bodyLimit,
-    // The router refuses a longer path parameter before any schema sees it: room for the longest
-    // id the document allows, each code point percent-encoded (four UTF-8 bytes, twelve characters).
+    // The router refuses a longer path parameter before any schema sees it.
     routerOptions: { maxParamLength: MAX_ID_LENGTH * 12 },
     ajv: { customOptions: { coerceTypes: false } },
     frameworkErrors: sendFrameworkError,
     // Answered in protocol.ts with the Error body, rather than by Fastify and Node with theirs.
     return503OnClosing: false,
     clientErrorHandler,
-    // A client that sends its request slowly, or idles, cannot hold a connection:
-    // Node checks the timeouts of every open connection each second.
+    // A client that sends its request slowly, or idles, cannot hold a connection.
     requestTimeout: config.requestTimeout,
     keepAliveTimeout: config.keepAliveTimeout,
     http: { headersTimeout: config.headersTimeout, requestTimeout: config.requestTimeout, connectionsCheckingInterval: 1000, requireHostHeader: false }

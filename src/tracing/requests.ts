@@ -85,8 +85,7 @@ export function traceRequests ({ tracer, propagator, untraced, callerDecides = f
     const url = request.url
     const query = url.indexOf('?')
     const scheme = request.protocol
-    // Fastify's host (X-Forwarded-Host from a trusted proxy, else Host), read once: its hostname
-    // and port getters each read it again, and the port's a regular expression with a named group.
+    // Fastify's host (X-Forwarded-Host from a trusted proxy, else Host), read once.
     const host = request.host
     const port = hostPort(host)
     const attributes: SpanAttributes = {

@@ -126,10 +126,7 @@ export class WebhookSender {
     this.wake()
   }
 
-  /**
-   * Expands the events committed, then looks for due deliveries; while an expansion is under
-   * way, looks now and has it take one more step after it.
-   */
+  /** Expands the events committed, then looks for due deliveries. */
   wake (): void {
     if (!this.started || this.stopped) return
     if (this.expanding === undefined) {
@@ -152,8 +149,7 @@ export class WebhookSender {
     this.claimed = this.claim()
   }
 
-  // Claims until a claim comes back short or there is no room. `claiming` is cleared in the
-  // same tick as the last look at `again`, so that no wake-up falls in between.
+  // Claims until a claim comes back short or there is no room.
   private async claim (): Promise<void> {
     this.claiming = true
     try {
@@ -166,8 +162,7 @@ export class WebhookSender {
         if (room <= 0) break
         const exclude = this.lanes.full()
         if (exclude.length > 0 && Date.now() < this.barrenUntil) {
-          // A claim that leaves out full endpoints reads past their whole due backlog: after
-          // one that found nothing else, the next waits a moment (or until a lane frees up).
+          // A claim that leaves out full endpoints reads past their whole due backlog.
           if (!this.barrenWake) {
             this.barrenWake = true
             this.wakeBy(this.barrenUntil)
@@ -186,8 +181,7 @@ export class WebhookSender {
           if (!this.stopped && this.lanes.admit(delivery)) this.begin(delivery)
           else waiting = true
         }
-        // A full batch that could all start: more may be due. One whose endpoint filled up
-        // claims again when that endpoint has room (lanes.end wakes the sender).
+        // A full batch that could all start: more may be due.
         if (claimed.length === room && !waiting) this.again = true
       } while (this.again && !this.stopped)
     } catch (error) {
@@ -196,8 +190,7 @@ export class WebhookSender {
     this.claiming = false
   }
 
-  // Steps one after another, each a transaction of its own, with the event loop's other work
-  // between them. The claim follows the first step, and every step that added deliveries.
+  // Steps one after another, each a transaction of its own, with the event loop's other work between them.
   private async expandSteps (): Promise<void> {
     let first = true
     try {
@@ -228,10 +221,7 @@ export class WebhookSender {
     this.inFlight.add(run)
   }
 
-  // The endpoint's lane is free once the attempt has its outcome: the next attempt to it does
-  // not wait for this one's outcome to be recorded (a round trip to PostgreSQL). The delivery
-  // stays leased meanwhile, so no claim takes it again; stop() still waits for the record.
-  // Once less than a round of the endpoint's lanes waits, its next deliveries are claimed.
+  // The endpoint's lane is free once the attempt has its outcome.
   private endAttempt (delivery: ClaimedDelivery): void {
     const next = this.lanes.end(delivery.endpointId)
     if (next !== undefined) this.begin(next)
@@ -258,8 +248,7 @@ export class WebhookSender {
     if (outcome.result === 'retry') this.wakeBy(outcome.at.getTime())
   }
 
-  // The outcomes of one turn go to the store together (both stores write them as one batch),
-  // and the time they took counts towards the sender's share.
+  // The outcomes of one turn go to the store together.
   private async record (id: string, outcome: AttemptOutcome): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       if (this.finishing.push({ id, outcome, done: (error) => error === undefined ? resolve() : reject(error) }) > 1) return
@@ -291,11 +280,10 @@ export class WebhookSender {
   private wakeBy (at: number): void {
     const delay = at - Date.now()
     if (this.stopped || delay >= this.options.pollInterval) return
-    // A retry already due (its outcome took long to record) wakes at once: Node.js 24 warns of a negative delay.
+    // A retry already due (its outcome took long to record) wakes at once.
     const timer = this.setTimer(() => {
       this.retries.delete(timer)
-      // Node's timers keep a clock of their own, not Date.now()'s: one can fire a little
-      // early, and a claim then would find nothing due and leave the retry to the poll.
+      // Node's timers keep a clock of their own, not Date.now()'s.
       if (Date.now() < at) this.wakeBy(at)
       else this.claimNow()
     }, Math.max(0, delay))
@@ -308,11 +296,7 @@ export class WebhookSender {
       .finally(() => { this.pruning = undefined })
   }
 
-  /**
-   * Stops claiming, lets the attempts in flight finish for up to `grace` ms (then cuts
-   * them off), and gives back every lease still held, so that those deliveries are due
-   * again at once, here after a restart or in another instance.
-   */
+  /** Stops claiming, lets the attempts in flight finish for up to `grace` ms. */
   async stop (): Promise<void> {
     if (this.stopped) return
     this.stopped = true

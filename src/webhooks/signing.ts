@@ -33,12 +33,7 @@ function sign (secret: string, content: Buffer): string {
   return `v1,${createHmac('sha256', keyOf(secret)).update(content).digest('base64')}`
 }
 
-/**
- * The headers of one attempt: `id` is the delivery's (the same for every retry, so a
- * receiver deduplicates by it), the timestamp is this attempt's, in seconds, and there
- * is one `v1,` signature per secret, space-separated, so a receiver that has the
- * previous secret still verifies during a rotation.
- */
+/** The headers of one attempt: `id` is the delivery's. */
 export function signatureHeaders (id: string, body: string, secrets: readonly string[], now: number = Date.now()): SignatureHeaders {
   const timestamp = String(Math.floor(now / 1000))
   const content = Buffer.from(`${id}.${timestamp}.${body}`, 'utf8')

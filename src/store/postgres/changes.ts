@@ -29,9 +29,7 @@ const updateStatement = (feed: boolean): string => `WITH input AS (
   SELECT ord, name, tag, changed, refused, (SELECT count(*) FROM notified) AS notified FROM decided`
 export const UPDATE = updateStatement(false)
 
-// A run of deletes in one statement, decided as a run of updates is: its rows are locked first,
-// in ascending id order, and the If-Match and If-None-Match checks are made on each row as it is
-// once locked (a row changed meanwhile is checked as it now is; one deleted meanwhile is not found).
+// A run of deletes in one statement, decided as a run of updates is.
 const deleteStatement = (feed: boolean): string => `WITH locked AS (
     SELECT p.id, p.name, p.tag FROM plants p WHERE p.id = ANY($1::bigint[]) ORDER BY p.id FOR UPDATE
   ), decided AS (
@@ -50,10 +48,7 @@ const FEED = { update: updateStatement(true), delete: deleteStatement(true) }
 type Update = Write & { op: 'update' }
 type Delete = Write & { op: 'delete' }
 
-/**
- * Sends a run of writes with `send`, which settles each of them. A row the server refuses
- * must not fail the others: when the run fails but for an outage, each goes alone, in order.
- */
+/** Sends a run of writes with `send`, which settles each of them. */
 async function eachAloneOnError (run: WriteWaiter[], send: (run: WriteWaiter[]) => Promise<void>): Promise<void> {
   try {
     await send(run)
@@ -66,7 +61,10 @@ async function eachAloneOnError (run: WriteWaiter[], send: (run: WriteWaiter[]) 
   }
 }
 
-/** What the outbox needs of a batch: the instance's name for its notifications, who to tell of events committed, and whether the change feed is on. */
+/**
+ * What the outbox needs of a batch: the instance's name for its notifications, who to tell of events
+ * committed.
+ */
 export interface OutboxNotice { instance: string, notified: () => void, feed?: boolean }
 
 /** The statements of a batch's updates and deletes, sent through `write` (the batch's connection). */
@@ -96,9 +94,9 @@ export function changeWrites (write: Query, { instance, notified, feed = false }
   }
 
   return {
-    /** Commits a run of updates of distinct ids: one statement; each caller hears its plant as it now is, or undefined. */
+    /** Commits a run of updates of distinct ids: one statement. */
     updateAll: (run: WriteWaiter[]) => eachAloneOnError(run, sendUpdates),
-    /** Commits a run of deletes of distinct ids: one statement; each caller hears whether its plant was removed, or refused. */
+    /** Commits a run of deletes of distinct ids: one statement. */
     deleteAll: (run: WriteWaiter[]) => eachAloneOnError(run, sendDeletes)
   }
 }

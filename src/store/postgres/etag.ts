@@ -8,10 +8,7 @@ export function etagSql (name: string, tag: string): string {
   return `rtrim(translate(encode(sha256(${bytes}), 'base64'), '+/', '-_'), '=')`
 }
 
-/**
- * A write's If-Match (or If-None-Match) as the statements take it: null for none, else the tags that could be
- * one of ours (base64url, so never holding a space), joined by spaces; an empty text matches nothing.
- */
+/** A write's If-Match (or If-None-Match) as the statements take it. */
 export function matchText (tags: readonly string[] | undefined): string | null {
   return tags === undefined ? null : tags.filter((tag) => /^[\w-]{43}$/.test(tag)).join(' ')
 }

@@ -68,7 +68,7 @@ export function migrate (db: Database.Database): void {
   }).immediate()
 }
 
-/** The key that authenticates list cursors: made by the first process that opens the file, and read by every other. */
+/** The key that authenticates list cursors. */
 export function cursorKey (db: Database.Database): Buffer {
   return db.transaction(() => {
     db.prepare("INSERT INTO plant_store_keys (name, key) VALUES ('cursor', ?) ON CONFLICT (name) DO NOTHING").run(randomBytes(32))

@@ -33,7 +33,7 @@ export function sqliteOutbox (db: Database.Database) {
     open: db.prepare('INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, events, @generation FROM webhook_endpoints WHERE id = @endpoint AND enabled = 1'),
     forget: db.prepare<[string]>('DELETE FROM webhook_subscriptions WHERE endpoint_id = ?'),
     remask: db.prepare(`UPDATE webhook_generation SET mask = (${SUBSCRIBED_MASK})`),
-    // Spells that no event can fall in any more: closed before every event still to expand, and before the current generation.
+    // Spells that no event can fall in any more.
     forgetClosed: db.prepare(`DELETE FROM webhook_subscriptions WHERE until <= coalesce(
       (SELECT min(generation) FROM webhook_events WHERE fanout IS NOT NULL), (SELECT value FROM webhook_generation))`),
     unexpanded: db.prepare<[number], EventRow>(EXPANSION.unexpanded),
@@ -58,10 +58,7 @@ export function sqliteOutbox (db: Database.Database) {
       sql.insertEvent.run(plantId, type, data, now, received ? '' : null)
     },
 
-    /**
-     * After a change of an endpoint's enabled state or events (or its creation), in the same
-     * transaction: its spell so far ends, and a new one starts while it is enabled.
-     */
+    /** After a change of an endpoint's enabled state or events (or its creation), in the same transaction. */
     resubscribe (endpoint: string, deleted = false): void {
       const generation = sql.bump.get() as number
       if (deleted) sql.forget.run(endpoint)
