@@ -84,7 +84,7 @@ export function unchanged (id: bigint, { ifMatch }: Conditions, refused: boolean
   return refused ? noneMatchFailed(id) : ifMatch !== undefined ? preconditionFailed(id) : noPlant(id)
 }
 
-/** A change's conditions as the store checks them, in the statement that writes (RFC 9110 §13.2.2 order. */
+/** A change's conditions as the store checks them, in the statement that writes (If-Match, then If-None-Match). */
 export async function storeConditions (store: Pick<PlantStore, 'get'>, id: bigint, conditions: Conditions): Promise<Pick<ChangeOptions, 'ifMatch' | 'ifNoneMatch'>> {
   const { ifMatch, ifNoneMatch } = conditions
   if (ifNoneMatch === '*') {

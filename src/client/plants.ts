@@ -16,7 +16,7 @@ export interface ReadOptions extends CallOptions {
 }
 
 export interface ChangeOptions extends ReadOptions {
-  /** Only if the plant is not as these ETags name it (`*`. */
+  /** Only if the plant is not as these ETags name it (`*`: only if there is none); else a 412. */
   ifNoneMatch?: string | readonly string[]
 }
 

@@ -7,7 +7,7 @@ export interface CallOptions {
   signal?: AbortSignal
 }
 
-/** - `idempotent`: doing it twice is doing it once (creating a plant, every GET, a PATCH, a DELETE). */
+/** `idempotent`: retried on no answer, 429 and 503; `once` (doing it twice is not doing it once): on 429 only. */
 export type Repeat = 'idempotent' | 'once'
 
 export interface Call {

@@ -34,7 +34,7 @@ function plantOf (value: Parsed | undefined, idOnly = false): NewPlant | { id: b
   return tag === undefined ? { id: exact, name } : { id: exact, name, tag }
 }
 
-/** Checks a webhook delivery of the service (Standard Webhooks. */
+/** Checks a webhook delivery's Standard Webhooks signature and timestamp, and returns what it tells of. */
 export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options?: { events?: false }): NewPlant
 export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options: { events: true }): PlantEvent
 export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options: VerifyOptions = {}): NewPlant | PlantEvent {

@@ -42,7 +42,8 @@ function int64Keyword (fromString: boolean): KeywordDefinition {
   return { keyword: KEYWORD, schemaType: 'boolean', modifying: true, errors: true, validate }
 }
 
-// Ajv's `integer` type rejects BigInt, so the int64 schemas that the OpenAPI document shows as {type.
+// Ajv's `integer` type rejects BigInt, so int64 schemas are compiled as our keyword; other integers in text
+// as `decimal` (canonical digits only, where Ajv's coercion would take `010` or `1e1`).
 function forAjv (schema: unknown, text: boolean): unknown {
   if (Array.isArray(schema)) return schema.map((item) => forAjv(item, text))
   if (schema === null || typeof schema !== 'object') return schema

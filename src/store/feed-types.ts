@@ -18,7 +18,7 @@ export interface FeedEvent {
 export interface FeedPage {
   /** Commit order; `limit` at most. */
   events: FeedEvent[]
-  /** The position a next read starts from: the last event's, or, when the page is not full. */
+  /** The position a next read starts from: the last event's, or the end the read saw when the page is not full. */
   next: bigint
   /** Every position at or below this was pruned: a read from below it has missed events. */
   floor: bigint

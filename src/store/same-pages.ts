@@ -8,7 +8,7 @@ export function samePages (read: (query: ListQuery) => Promise<PlantRecord[]>): 
     const key = `${query.limit} ${query.after ?? ''} ${query.tag === undefined ? '' : JSON.stringify(query.tag)}`
     let page = turn.get(key)
     if (page === undefined) {
-      // setImmediate runs after the poll phase.
+      // setImmediate runs after the poll phase: the requests read in this turn share it.
       if (turn.size === 0) setImmediate(() => { turn = new Map() })
       page = read(query)
       turn.set(key, page)

@@ -16,7 +16,7 @@ export interface PlantRecord extends Plant {
   id: bigint
 }
 
-/** - created: the plant is committed now; - replayed. */
+/** created: committed now; replayed: already committed (an idempotent retry); conflict: another plant holds the id. */
 export type CreateOutcome = 'created' | 'replayed' | 'conflict'
 
 export interface CreateResult {
@@ -25,7 +25,7 @@ export interface CreateResult {
   plant: Plant
 }
 
-/** A change of a plant, as a merge patch gives it: a field given is set, `tag. */
+/** A change of a plant, as a merge patch gives it: `tag: null` removes the tag, a field left out stays. */
 export interface PlantChange {
   name?: string
   tag?: string | null
@@ -39,7 +39,7 @@ export interface ChangeOptions extends WriteOptions {
   ifNoneMatch?: readonly string[]
 }
 
-/** - updated: the change is committed now; - unchanged: the plant already was so, and nothing was written. */
+/** updated: committed now; unchanged: already so; refused: its ETag is among `ifNoneMatch`. */
 export interface UpdateResult {
   outcome: 'updated' | 'unchanged' | 'refused'
   /** The plant as it now is. */

@@ -35,7 +35,7 @@ const MAX_INFORMATIONAL = 8
 
 /**
  * Sends spans to an OTLP/HTTP collector in batches, one export at a time, through
- * OTEL_EXPORTER_OTLP_HEADERS.
+ * @opentelemetry/otlp-exporter-base's transport; the spans are encoded as each ends (otlp-encode.ts).
  */
 export class SpanExport {
   private readonly maxQueue: number

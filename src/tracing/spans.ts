@@ -53,11 +53,8 @@ export class RecordedSpan {
   }
 }
 
-/**
- * Random trace and span ids, cut from a pool of random bytes filled 256 trace ids at a time and turned to
- * hex at once when an id is first asked of it: an id is a slice of that string, which V8 makes without
- * copying (a new trace id is drawn for every request that comes without one).
- */
+// Random trace and span ids, sliced from a pool of random bytes turned to hex at once: V8 slices a string
+// without copying, and a new trace id is drawn for every request that comes without one.
 export class RandomIds {
   private readonly pool = Buffer.alloc(16 * 256)
   private hex: string | undefined
@@ -88,7 +85,7 @@ export class RandomIds {
     return id === '00000000000000000000000000000000' ? this.traceId() : id
   }
 
-  /** The next trace id if the XOR of its four 32-bit words. */
+  /** The next trace id if it falls below `bound` as TraceIdRatioBasedSampler decides; otherwise undefined. */
   traceIdBelow (bound: number): string | undefined {
     const at = this.take(16)
     const pool = this.pool

@@ -27,7 +27,7 @@ export async function plantsById (query: Query, ids: string[]): Promise<Map<stri
 /** Inserts new plants (ON CONFLICT DO NOTHING) through `write` and returns the ids it inserted, as text. */
 export type InsertPlants = (plants: PlantRecord[], write: Query) => Promise<string[]>
 
-/** The plants table: pages, and the writes of one group-commit batch (gets are gathered per turn. */
+/** The plants table: pages, and the writes of one group-commit batch with their outbox rows. */
 export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPlants, notice: OutboxNotice) {
   return {
     /** Commits a batch in arrival order through `write`. */
