@@ -20,10 +20,7 @@ export interface AuthFailuresOptions {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /**
-     * Counts a failed authentication of the request's address. Past the limit, the
-     * error to answer instead of the 401 (a 429, its Retry-After set on the reply).
-     */
+    /** Counts a failed authentication of the request's address. */
     countAuthFailure?: (request: FastifyRequest, reply: FastifyReply) => Promise<HttpError | undefined>
   }
 }
@@ -31,13 +28,8 @@ declare module 'fastify' {
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>
 
 /**
- * Limits failed authentications per client address (`request.ip`: behind a proxy,
- * set Fastify's `trustProxy`): once an address has failed `max` times in a window,
- * its failures get a 429 with Retry-After instead of a 401, and the connection is
- * closed. Only failures are counted and only failures are refused: the auth plugin
- * asks here after it has found a request's credentials wrong, so a valid token is
- * served as usual, with no lookup, whoever shares its address. Register it before
- * auth, in the same scope.
+ * Limits failed authentications per client address (`request.ip`: behind a proxy, set Fastify's
+ * `trustProxy`).
  */
 const authFailures: FastifyPluginAsync<AuthFailuresOptions> = async (fastify, { max, timeWindow, onRefuse, shared }) => {
   let limiter: Limiter | undefined

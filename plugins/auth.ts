@@ -8,10 +8,7 @@ import { isScope, SCOPES, type Scope, type ScopedToken } from '../src/shared/sco
 export { SCOPES, type Scope, type ScopedToken } from '../src/shared/scopes.js'
 
 export interface AuthOptions {
-  /**
-   * The accepted bearer tokens: a string has every scope, a ScopedToken only its
-   * own. Only their SHA-256 digests are kept.
-   */
+  /** The accepted bearer tokens: a string has every scope, a ScopedToken only its own. */
   tokens: ReadonlyArray<string | ScopedToken>
   /** The realm named in the WWW-Authenticate challenge. */
   realm?: string
@@ -61,7 +58,7 @@ function grants (tokens: AuthOptions['tokens'] | undefined): Grant[] | undefined
   return [...byDigest.values()]
 }
 
-/** The 403 for a valid token without the scope the route needs (RFC 6750 §3.1), or without every scope where it names none. */
+/** The 403 for a valid token without the scope the route needs. */
 function insufficientScope (reply: FastifyReply, realm: string, needed: Scope | undefined): HttpError {
   // Not a failed authentication, so not counted; and as after a 401, the body is not read.
   reply.header('connection', 'close')
@@ -90,8 +87,7 @@ const auth: FastifyPluginCallback<AuthOptions> = (fastify, options, done) => {
     auth (key, request) {
       if (key === '') return false
       const presented = digest(key)
-      // Comparing digests keeps the time independent of the token's length and
-      // content; every configured token is compared, with no early exit.
+      // Comparing digests keeps the time independent of the token's length and content.
       let grant: Grant | undefined
       for (const candidate of known) if (timingSafeEqual(candidate.digest, presented)) grant = candidate
       if (grant === undefined) throw new InvalidTokenError()
@@ -106,8 +102,7 @@ const auth: FastifyPluginCallback<AuthOptions> = (fastify, options, done) => {
     const verify = fastify.verifyBearerAuth as NonNullable<typeof fastify.verifyBearerAuth>
     // Set by the failed-authentication limit when it is registered in this scope.
     const countFailure = fastify.countAuthFailure
-    // onRequest: nothing of the body is read or parsed before the caller is known, and
-    // allowed to do what the route does.
+    // onRequest: nothing of the body is read or parsed before the caller is known.
     fastify.addHook('onRequest', function authenticate (request, reply, next) {
       verify(request, reply, (error?: Error) => {
         if (error === undefined) {
@@ -115,13 +110,11 @@ const auth: FastifyPluginCallback<AuthOptions> = (fastify, options, done) => {
           // A token with every scope may do anything: only a narrowed one looks at the route.
           if (scopes.size === SCOPES.length) return next()
           const needed = request.routeOptions.config.scope
-          // A route that declares no scope is open only to tokens with every scope; an
-          // unknown path is the host's 404, whatever the token may do.
+          // A route that declares no scope is open only to tokens with every scope.
           if (needed === undefined ? request.is404 : scopes.has(needed)) return next()
           return next(insufficientScope(reply, realm, needed))
         }
-        // The body of a refused request is not read: closing ends it, where keep-alive would
-        // read (and discard) all of it first, however large, for a client with no token.
+        // The body of a refused request is not read.
         reply.header('connection', 'close')
         const unauthorized = (): HttpError => {
           const wrongToken = error instanceof InvalidTokenError

@@ -17,16 +17,10 @@ export interface CorsOptions {
 const METHODS = ['GET', 'POST', 'DELETE', 'PATCH']
 // The token, the body's type, and the preconditions of a change or a read (ETags).
 const REQUEST_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match']
-// What a page's script may read of an answer: the plant's ETag, the next page, when to retry, why it was refused.
+// What a page's script may read of an answer.
 const EXPOSED_HEADERS = ['ETag', 'Link', 'Retry-After', 'WWW-Authenticate']
 
-/**
- * Lets pages of the configured origins call the API from a browser. Registered
- * with fastify-plugin at the root, before the API scope: its onRequest hook
- * runs before authentication, so a preflight (which carries no token) is
- * answered 204, and every answer to an allowed origin carries the CORS
- * headers, the errors included. A request from any other origin gets none.
- */
+/** Lets pages of the configured origins call the API from a browser. */
 const cors: FastifyPluginAsync<CorsOptions> = async (fastify, { origins }) => {
   if (!Array.isArray(origins) || !origins.every((origin) => typeof origin === 'string' && origin !== '')) {
     throw new TypeError('cors: options.origins must be an array of origins such as https://app.example.com, or [\'*\']')
@@ -43,16 +37,14 @@ const cors: FastifyPluginAsync<CorsOptions> = async (fastify, { origins }) => {
       methods: METHODS,
       allowedHeaders: REQUEST_HEADERS,
       exposedHeaders: EXPOSED_HEADERS,
-      // Only a real preflight (it names the method to come) is answered here: any other
-      // OPTIONS request goes on, to the 404 that every unsupported method gets.
+      // Only a real preflight (it names the method to come) is answered here.
       preflight: request.headers['access-control-request-method'] !== undefined,
       strictPreflight: false
     }
   }
   await fastify.register(fastifyCors, { hook: 'onRequest', delegator: (request, done) => done(null, forRequest(request)) })
 
-  // A malformed URL or an overlong path parameter is answered before routing, with no hook:
-  // the same headers as @fastify/cors gives any other answer, so that the page can read it too.
+  // A malformed URL or an overlong path parameter is answered before routing, with no hook.
   fastify.decorate('corsHeaders', (request: FastifyRequest, reply: FastifyReply) => {
     const { origin } = forRequest(request)
     reply.header('vary', 'Origin')

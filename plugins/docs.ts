@@ -7,8 +7,7 @@ import fp from 'fastify-plugin'
 import { stringifyExact } from '../src/shared/exact-json.js'
 import { webhookEvents } from '../schemas/webhooks.js'
 
-// The page may load nothing from another origin: it must work with no internet,
-// and a CSP that says so makes the browser enforce it. swagger-ui sets inline styles.
+// The page may load nothing from another origin.
 const CSP = "default-src 'self'; base-uri 'self'; connect-src 'self'; font-src 'self' data:; form-action 'self'; " +
   "frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'"
 
@@ -19,7 +18,6 @@ const PAGE = '/docs'
 const tags = ['docs']
 
 // swagger-ui hides its routes from the document; its page is described here like any route.
-// `security: []`: public, where the API's operations need the bearer token.
 function describePage (route: RouteOptions): void {
   if (route.url !== PAGE || route.method !== 'GET') return
   route.schema = {
@@ -30,13 +28,11 @@ function describePage (route: RouteOptions): void {
     produces: ['text/html'],
     response: { 200: Type.String({ maxLength: 65536, description: 'An HTML page; its scripts and styles come from this service only' }) }
   }
-  // Fastify reuses these options for the page's `/docs/` twin once the hooks have run,
-  // so the document would name that one: it names the page by its own path.
+  // Fastify reuses these options for the page's `/docs/` twin once the hooks have run.
   route.config = { ...route.config, swaggerTransform: ({ schema }) => ({ schema, url: PAGE }) }
 }
 
-// A whole double beyond 2^53 as the integer it is (the int64 bounds, -2^63 and 2^63):
-// JSON.stringify writes 2^63 as 9223372036854776000, which a reader of the digits takes for another number.
+// A whole double beyond 2^53 as the integer it is (the int64 bounds, -2^63 and 2^63).
 function exactIntegers (value: unknown): unknown {
   if (typeof value === 'number') return Number.isSafeInteger(value) || !Number.isInteger(value) ? value : BigInt(value)
   if (Array.isArray(value)) return value.map(exactIntegers)
@@ -44,12 +40,7 @@ function exactIntegers (value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, exactIntegers(item)]))
 }
 
-/**
- * The API's description, generated from the route schemas: GET /openapi.json
- * (OpenAPI 3.1) and an interactive reference at /docs, both public. Registered
- * with fastify-plugin and before the routes, so it sees every route of the app
- * and the shared schemas of the root scope, which it names as components.
- */
+/** The API's description, generated from the route schemas. */
 const docs: FastifyPluginAsync = async (fastify) => {
   // Written once, on the first request: the routes are all known by then.
   let document: string | undefined

@@ -27,7 +27,6 @@ const health: FastifyPluginAsync<HealthOptions> = async (fastify, { store }) => 
   }, async () => ({ status: 'ok' as const }))
 
   // Ready means the store answers: a load balancer sends traffic elsewhere while it does not.
-  // The store asks its database at most once a second, however many probes come (its check).
   fastify.get('/ready', {
     logLevel,
     schema: {

@@ -23,23 +23,8 @@ class Overloaded extends HttpError {
 }
 
 /**
- * Refuses the requests of the scope it is registered in with a 503 and
- * Retry-After while the event loop is saturated, rather than queuing them
- * without bound and answering every one too late. Two measures of its delay:
- *
- * - the work of the current turn: a turn of the loop runs the requests that arrived
- *   together one after another, and everything else (a probe, a timer) waits for the
- *   turn to end. Once a turn has been busy with requests for longer than the limit, the
- *   rest of its requests are refused, cheaply, so that the turn ends. This reacts within
- *   the turn, before the process stalls: a mean over past turns sees a stall only after
- *   it, and event-loop utilization is as high when the loop is merely busy (a benchmark's
- *   steady load, answered at once) as when it is overwhelmed;
- * - the mean delay over the last second, for a loop held up by anything else.
- *
- * Not @fastify/under-pressure, which measures the mean delay or the utilization, not the
- * turn, and samples process.memoryUsage() every second, which opens /proc and so needs a
- * file descriptor: with the descriptor table full it threw EMFILE from its timer, which
- * ended the process. These measures need no descriptor and cannot throw.
+ * Refuses the requests of the scope it is registered in with a 503 and Retry-After while the event loop is
+ * saturated, rather than queuing them without bound and answering every one too late.
  */
 const loadShedding: FastifyPluginAsync<LoadSheddingOptions> = async (fastify, { maxEventLoopDelay, onRefuse }) => {
   if (maxEventLoopDelay === 0) return

@@ -13,11 +13,7 @@ function toTemplate (url: string): string {
   return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
 }
 
-/**
- * Counts and times every answer of the app it is registered in, by method,
- * route template and status. The label is the route's template, never the URL
- * a client sent: a path no route matches is `not_found`, however many there are.
- */
+/** Counts and times every answer of the app it is registered in, by method, route template and status. */
 const requestMetrics: FastifyPluginAsync<MetricsOptions> = async (fastify, { metrics }) => {
   if (metrics === undefined) return
   const templates = new Map<string, string>()

@@ -15,11 +15,7 @@ export interface RateLimitOptions {
   shared?: SharedCounts
 }
 
-/**
- * Limits each client of the scope it is registered in to `max` requests per
- * window, then answers 429 with Retry-After. Registered after auth: the client
- * is its token, named by the short fingerprint of its digest, so the limiter never holds a secret.
- */
+/** Limits each client of the scope it is registered in to `max` requests per window. */
 const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (fastify, { max, timeWindow, onRefuse, shared }) => {
   if (max === undefined) return
   await fastify.register(fastifyRateLimit, {

@@ -8,11 +8,7 @@ function positive (value: unknown): boolean {
   return typeof value === 'number' && Number.isFinite(value) && value > 0
 }
 
-/**
- * Sends the outbox's deliveries in the background, from the app's start (onReady) to
- * its close (onClose: in-flight attempts finish within the grace period, and every
- * lease still held is given back before the store closes).
- */
+/** Sends the outbox's deliveries in the background, from the app's start (onReady) to its close (onClose). */
 const webhookSender: FastifyPluginAsync<WebhookSenderOptions> = async (fastify, options) => {
   if (typeof options.store?.claim !== 'function') throw new TypeError('webhook-sender: the store option must be a WebhookStore')
   for (const name of ['timeout', 'retention', 'disableAfter', 'perEndpoint', 'total', 'pollInterval', 'pruneInterval', 'grace'] as const) {

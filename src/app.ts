@@ -40,7 +40,7 @@ export interface AppOptions {
 export async function buildApp (config: AppConfig, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config, options.logStream))
   guardConnections(app, config)
-  // Metrics, traces and the limits shared through Redis, as configured; first, so that a request's span covers every hook.
+  // Metrics, traces and the limits shared through Redis, as configured.
   const seen = await observe(app, config)
   // The webhook sender keeps to its share while plant writes are being made.
   const writes = plantWrites()
@@ -54,8 +54,7 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
   app.setErrorHandler(sendError)
   app.setNotFoundHandler(sendNotFound)
   app.addHook('onRequest', echoRequestId)
-  // Browsers (off unless CORS_ORIGINS is set): a preflight is answered here, before any
-  // other check, and every answer to an allowed origin is readable, the errors included.
+  // Browsers (off unless CORS_ORIGINS is set).
   await app.register(cors, { origins: config.corsOrigins })
   answerProtocol(app)
   await app.register(requestMetrics, { metrics: seen.metrics })
@@ -80,10 +79,7 @@ export async function buildApp (config: AppConfig, options: AppOptions = {}): Pr
   })
   seen.metrics?.watchBacklog(store.webhooks)
 
-  // The API: every route in this scope needs a bearer token with the scope the route
-  // declares (its config.scope; describeApiRoute puts it in the document). Overload is shed
-  // first, before any work; an address that failed authentication too often is
-  // refused before its token is looked at; the rate limit counts per token, so after auth.
+  // The API: every route in this scope needs a bearer token with the scope the route declares.
   app.register(async function api (scope) {
     scope.addHook('onRoute', describeApiRoute)
     await scope.register(loadShedding, { maxEventLoopDelay: config.maxEventLoopDelay, onRefuse: seen.refused('load_shedding') })

@@ -24,11 +24,7 @@ export interface Observability {
 
 export type ObservabilityConfig = Pick<Config, 'metrics' | 'redisUrl' | 'redisKeyPrefix' | 'tracing' | 'databaseUrl'>
 
-/**
- * Metrics, traces and shared limits, as the config asks. Call it before any other
- * plugin is registered: the tracing plugin goes first, so that a request's span
- * covers every hook. Without an OTLP endpoint no OpenTelemetry SDK module is loaded.
- */
+/** Metrics, traces and shared limits, as the config asks. */
 export async function observe (app: FastifyInstance, config: ObservabilityConfig): Promise<Observability> {
   const tracing = config.tracing && (await import('./tracing/index.js'))
     .startTracing(config.tracing, databaseSystem(config.databaseUrl), app.log)

@@ -31,8 +31,7 @@ async function main (): Promise<void> {
 
   const app = await buildApp(config, { logStream: await logStream() })
 
-  // On SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the
-  // store; a second signal, or the delay running out, exits at once.
+  // On SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the store.
   closeWithGrace({ delay: 10_000, logger: app.log }, async ({ signal, err }) => {
     /* c8 ignore next -- an uncaught error cannot be provoked in the process from a test */
     if (err !== undefined) app.log.error({ err }, 'shutting down after an uncaught error')

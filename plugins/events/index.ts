@@ -16,7 +16,7 @@ import { waitingRoom } from './waiting.js'
 export interface EventsOptions {
   /** The store's change feed. Required. */
   feed: EventFeed
-  /** The key every instance on the database shares (PlantStore.cursorKey): it authenticates the cursors. Required. */
+  /** The key every instance on the database shares (PlantStore.cursorKey): it authenticates the cursors. */
   cursorKey: Buffer
   /** How long an event is kept at least, in ms (EVENTS_RETENTION). Required. */
   retention: number
@@ -51,11 +51,7 @@ function typesMask (types: string | undefined): number {
   return types === undefined ? 7 : types.split(',').reduce((mask, type) => mask | eventBit(type as WebhookEventType), 0)
 }
 
-/**
- * GET /events: the change feed (CONTRACT.md, "The change feed"), in commit order a page at a
- * time, with long polling. Encapsulated like the plants plugin; it prunes the events older
- * than the retention in the background, from ready to close.
- */
+/** GET /events: the change feed (CONTRACT.md, "The change feed"), in commit order a page at a time. */
 const events: FastifyPluginAsync<EventsOptions> = async (instance, options) => {
   const { feed, cursorKey, retention, maxWaiting } = checkOptions(options)
   const fastify = jsonApiScope(instance)

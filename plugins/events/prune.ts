@@ -5,7 +5,7 @@ import { StoreUnavailableError } from '../../src/store/types.js'
 // How often, in ms, the events older than the retention are dropped: at most this much later than due.
 const EVERY = 60_000
 
-/** Drops the events older than `retention` once ready, then every minute, until the app closes; a failure waits for the next turn. */
+/** Drops the events older than `retention` once ready, then every minute, until the app closes. */
 export function pruneInBackground (fastify: FastifyInstance, feed: EventFeed, retention: number): void {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> | undefined

@@ -1,11 +1,6 @@
 import type { EventFeed } from '../../src/store/feed-types.js'
 
-/**
- * The long polls of one app: a count of the commits heard while anyone waits, so that a poll
- * that read nothing waits only for a commit after its read (one in between is not missed).
- * A waiting request holds no store connection: only a timer and a place in this set. The
- * feed's notification is listened to while at least one request waits.
- */
+/** The long polls of one app: a count of the commits heard while anyone waits. */
 export function waitingRoom (feed: EventFeed, limit: number) {
   const waiters = new Set<() => void>()
   let interested = 0
@@ -24,7 +19,7 @@ export function waitingRoom (feed: EventFeed, limit: number) {
       return !closing && interested < limit
     },
 
-    /** A request that may wait comes in: its read and its wait then see every commit. Returns the count to wait from, and the call that ends its stay. */
+    /** A request that may wait comes in: its read and its wait then see every commit. */
     enter (): { seen: number, leave: () => void } {
       if (interested++ === 0) stop = feed.onCommit(wake)
       let left = false
@@ -38,7 +33,7 @@ export function waitingRoom (feed: EventFeed, limit: number) {
       }
     },
 
-    /** Resolves once a commit follows `seen` (true), or on `until` (ms since the epoch), `gone`, or a close (false). */
+    /** Resolves once a commit follows `seen` (true), or on `until` (ms since the epoch), `gone`, or a close. */
     async wait (seen: number, until: number, gone: AbortSignal): Promise<boolean> {
       if (commits !== seen) return true
       if (closing || gone.aborted) return false

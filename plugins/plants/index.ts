@@ -24,7 +24,7 @@ export type PlantsStore = Pick<PlantStore, 'create' | 'update' | 'delete' | 'get
 export interface PlantsOptions {
   /** Where the plants live. Required. */
   store: PlantsStore
-  /** Largest accepted JSON body in bytes; the host's bodyLimit when absent. A plant write reads no more than PLANT_BODY_LIMIT either way. */
+  /** Largest accepted JSON body in bytes; the host's bodyLimit when absent. */
   bodyLimit?: number
 }
 
@@ -41,16 +41,11 @@ function checkOptions (options: Partial<PlantsOptions>): PlantsOptions {
   return { store, bodyLimit }
 }
 
-/**
- * The plants routes: POST /plants, GET /plants, GET, PATCH and DELETE /plants/:id. Encapsulated:
- * its schemas, JSON parser, validator and error replies stay in its own scope,
- * so a host keeps its own, and `prefix` places the routes.
- */
+/** The plants routes: POST /plants, GET /plants, GET, PATCH and DELETE /plants/:id. */
 const plants: FastifyPluginAsync<PlantsOptions> = async (instance, options) => {
   const { store, bodyLimit } = checkOptions(options)
   const fastify = jsonApiScope(instance)
   // What a plant write reads: sized to the schema, so a larger body is a 413 before it is read.
-  // (Fastify's initialConfig always holds a bodyLimit: its default when the host set none.)
   const writeBodyLimit = Math.min(bodyLimit ?? fastify.initialConfig.bodyLimit as number, PLANT_BODY_LIMIT)
 
   fastify.post('/plants', {

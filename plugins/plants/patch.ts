@@ -7,7 +7,7 @@ import { conditionsOf, storeConditions, unchanged, withEtag } from './preconditi
 import { error, plantResponse, tags, unavailable } from './responses.js'
 import { writeOf } from './write-options.js'
 
-/** PATCH /plants/:id: a JSON merge patch of the plant, made only to the plant as the client read it when If-Match says so, or not as If-None-Match names it. */
+/** PATCH /plants/:id: a JSON merge patch of the plant. */
 export function patchRoute (instance: FastifyInstance, store: Pick<PlantStore, 'update' | 'get'>, bodyLimit: number | undefined): void {
   // A scope of its own: this route alone takes merge patches (a create sent as one is a 415).
   instance.register(async function mergePatches (scope) {

@@ -5,19 +5,14 @@ import { plantEtag } from '../../src/store/etag.js'
 import type { ChangeOptions, PlantStore } from '../../src/store/types.js'
 import { noPlant } from './responses.js'
 
-// RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, in a comma-separated list
-// whose empty elements are allowed; `*` alone stands for any current representation.
+// RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE.
 const OPAQUE = /^[\x21\x23-\x7E\x80-\xFF]*$/
 
 export interface EntityTag { weak: boolean, opaque: string }
 
 const isSpace = (char: string | undefined): boolean => char === ' ' || char === '\t'
 
-/**
- * A precondition header read in one pass, each character once (a regular expression
- * over the whole list backtracks on a long run of spaces): `*`, the entity tags it
- * lists, or undefined when it is neither.
- */
+/** A precondition header read in one pass, each character once. */
 export function parseEntityTags (header: string): '*' | EntityTag[] | undefined {
   if (header.trim() === '*') return '*'
   const tags: EntityTag[] = []
@@ -54,7 +49,7 @@ function readTags (request: FastifyRequest, name: 'if-match' | 'if-none-match'):
 
 /** A request's preconditions (RFC 9110 §13.1): undefined where it sends none. */
 export interface Conditions {
-  /** `*` (any plant that exists), or the strong tags listed, unquoted: a weak tag never matches (§13.1.1 compares strongly). */
+  /** `*` (any plant that exists), or the strong tags listed, unquoted. */
   ifMatch: Condition
   /** `*`, or the tags listed, unquoted and without W/ (§13.1.2 compares weakly). */
   ifNoneMatch: Condition
@@ -70,7 +65,7 @@ export function conditionsOf (request: FastifyRequest): Conditions {
   }
 }
 
-/** Whether a plant whose ETag is `etag` (undefined: none) meets the condition: `*` needs a plant, a list names its ETag. */
+/** Whether a plant whose ETag is `etag` (undefined: none) meets the condition. */
 export function names (condition: '*' | readonly string[], etag: string | undefined): boolean {
   return etag !== undefined && (condition === '*' || condition.includes(etag))
 }
@@ -84,16 +79,12 @@ export const noneMatchFailed = (id: bigint): HttpError => new HttpError(412,
 export const readPreconditionFailed = (id: bigint): HttpError => new HttpError(412,
   `Plant ${id} is not as the If-Match header expects (it has changed, or is gone): read it without If-Match to see it as it is.`)
 
-/** The answer to a change that changed nothing: 412 when a precondition failed (If-Match fails when there is no plant), else 404. */
+/** The answer to a change that changed nothing. */
 export function unchanged (id: bigint, { ifMatch }: Conditions, refused: boolean): HttpError {
   return refused ? noneMatchFailed(id) : ifMatch !== undefined ? preconditionFailed(id) : noPlant(id)
 }
 
-/**
- * A change's conditions as the store checks them, in the statement that writes (RFC 9110 §13.2.2
- * order: If-Match, then If-None-Match). `*` in If-Match asks only that the plant exists, as every
- * change does; `*` in If-None-Match fails for any plant, so that change never writes: a read decides it.
- */
+/** A change's conditions as the store checks them, in the statement that writes (If-Match, then If-None-Match). */
 export async function storeConditions (store: Pick<PlantStore, 'get'>, id: bigint, conditions: Conditions): Promise<Pick<ChangeOptions, 'ifMatch' | 'ifNoneMatch'>> {
   const { ifMatch, ifNoneMatch } = conditions
   if (ifNoneMatch === '*') {

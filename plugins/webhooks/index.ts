@@ -19,7 +19,7 @@ export interface WebhooksOptions {
   store: WebhookStore
   /** Whether an endpoint URL may name a loopback or private address (WEBHOOK_ALLOW_PRIVATE). */
   allowPrivate?: boolean
-  /** The most endpoints the store keeps (WEBHOOK_ENDPOINT_LIMIT): registering one more is a 409. 100 when absent. */
+  /** The most endpoints the store keeps (WEBHOOK_ENDPOINT_LIMIT). */
   endpointLimit?: number
 }
 
@@ -38,11 +38,7 @@ function checkOptions (options: Partial<WebhooksOptions>): Required<WebhooksOpti
   return { store, allowPrivate, endpointLimit }
 }
 
-/**
- * The webhook subscriptions: /webhooks and its deliveries. An encapsulated plugin, as the
- * plants one is: its schemas, JSON parser, validator and error replies stay in its scope.
- * It never connects to an endpoint's URL; the sender (src/webhooks/) does, at each attempt.
- */
+/** The webhook subscriptions: /webhooks and its deliveries. */
 const webhooks: FastifyPluginAsync<WebhooksOptions> = async (instance, options) => {
   const { store, allowPrivate, endpointLimit } = checkOptions(options)
   const fastify = jsonApiScope(instance)

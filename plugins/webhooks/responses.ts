@@ -11,11 +11,7 @@ export const config = { scope: 'webhooks' } as const
 
 const STORABLE = new RegExp(STORABLE_TEXT, 'u')
 
-/**
- * Whether a store could hold `id` at all: an id with U+0000 or a lone surrogate names
- * nothing, and is a 404 like any unknown id, in every store alike (PostgreSQL refuses such
- * text outright, where SQLite would look it up and find nothing).
- */
+/** Whether a store could hold `id` at all: an id with U+0000 or a lone surrogate names nothing. */
 export function storableId (id: string): boolean {
   return STORABLE.test(id)
 }

@@ -9,7 +9,7 @@ type Variant =
   | { readonly kind: 'forbidden', readonly status: 403, readonly retryAfter: undefined }
   | { readonly kind: 'not-found', readonly status: 404, readonly retryAfter: undefined }
   | { readonly kind: 'conflict', readonly status: 409, readonly retryAfter: undefined }
-  /** `ifMatch` named no current ETag of the plant (it changed, or is gone), or `ifNoneMatch` named it: nothing was done. Read it again. */
+  /** `ifMatch` named no current ETag of the plant (it changed, or is gone), or `ifNoneMatch` named it. */
   | { readonly kind: 'precondition-failed', readonly status: 412, readonly retryAfter: undefined }
   | { readonly kind: 'rate-limited', readonly status: 429, readonly retryAfter: number | undefined }
   | { readonly kind: 'unavailable', readonly status: 503, readonly retryAfter: number | undefined }
@@ -40,15 +40,9 @@ class PlantStoreErrorClass extends Error {
   readonly kind: PlantStoreErrorKind
   /** The HTTP status of the answer; undefined when no answer came (kind `network`). */
   readonly status: number | undefined
-  /**
-   * How long the service asked the client to wait, in milliseconds (its Retry-After
-   * header, in seconds or as a date, converted); only on a 429 or 503 that had one.
-   */
+  /** How long the service asked the client to wait, in milliseconds. */
   readonly retryAfter: number | undefined
-  /**
-   * The scope the token lacks (`plants:write`, `webhooks` ...): only on a 403 whose
-   * challenge names one (WWW-Authenticate: Bearer …, error="insufficient_scope", scope="…").
-   */
+  /** The scope the token lacks (`plants:write`, `webhooks` ...). */
   readonly scope: string | undefined
   /** The request's method. */
   readonly method: string
@@ -67,12 +61,7 @@ class PlantStoreErrorClass extends Error {
   }
 }
 
-/**
- * The one error the client throws for a failed call: an answer with an error
- * status (`message` is the service's own sentence), or no answer at all (kind
- * `network`, with what fetch threw as `cause`). Its type is a union on `kind`,
- * so checking `error.kind === 'rate-limited'` narrows `status` to 429.
- */
+/** The one error the client throws for a failed call. */
 export type PlantStoreError = PlantStoreErrorClass & Variant
 
 interface PlantStoreErrorConstructor {

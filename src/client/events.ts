@@ -5,7 +5,7 @@ import { fail, readBody, type CallOptions, type Send } from './request.js'
 export type EventType = FeedEvent['type']
 
 export interface FollowOptions {
-  /** Where to start: a `cursor` of an earlier follower, or `now` (no history); the oldest event kept when absent. */
+  /** Where to start: a `cursor` of an earlier follower, or `now` (no history). */
   after?: string
   /** Only these types (all three when absent). A cursor resumes the same types. */
   types?: readonly EventType[]
@@ -17,7 +17,7 @@ export interface FollowOptions {
   wait?: number
 }
 
-/** The events, in commit order, for as long as the loop reads; `cursor` is where to resume exactly after the last one handed out. */
+/** The events, in commit order, for as long as the loop reads. */
 export interface EventFollower extends AsyncIterable<FeedEvent> {
   readonly cursor: string | undefined
 }
@@ -25,14 +25,11 @@ export interface EventFollower extends AsyncIterable<FeedEvent> {
 export interface EventsApi {
   /** A cursor at the current end: follow from it to see every change committed after this call. */
   now (options?: CallOptions): Promise<string>
-  /**
-   * Follows the change feed (GET /events) with long polls, retried as every read is; a cursor older
-   * than the feed keeps is a PlantStoreError with status 410: start again from `now`, then list the plants.
-   */
+  /** Follows the change feed (GET /events) with long polls, retried as every read is. */
   follow (options?: FollowOptions): EventFollower
 }
 
-// A cursor of this client: the service's position, and how many events of the page that starts there were handed out already.
+// A cursor of this client: the service's position.
 const OWN = /^(?:now|([A-Za-z0-9_-]+)(?:\.([1-9][0-9]{0,3}))?)$/
 
 export function eventsApi (send: Send, base: URL): EventsApi {

@@ -1,16 +1,9 @@
 import { CANONICAL_DECIMAL, isInt64 } from '../shared/ids.js'
 
-/**
- * A plant id as a caller may give it: a bigint, a safe-integer number, or a
- * canonical decimal string (`"9007199254740993"`, `"-7"`; not `"007"`, `"+7"`, `"-0"`).
- */
+/** A plant id as a caller may give it: a bigint, a safe-integer number, or a canonical decimal string. */
 export type PlantId = bigint | number | string
 
-/**
- * The id as an exact bigint, or a TypeError / RangeError before anything is sent.
- * A number past 2^53 is refused: it may already be another id than the caller meant
- * (9007199254740993 is read as 9007199254740992 before any code sees it).
- */
+/** The id as an exact bigint, or a TypeError / RangeError before anything is sent. */
 export function toId (id: PlantId): bigint {
   let value: bigint
   if (typeof id === 'bigint') {

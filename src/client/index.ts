@@ -1,7 +1,4 @@
 // plant-store/client: a typed client of the service for Node 20 and browsers.
-// It needs only fetch: no Node module, no package at run time (the schemas'
-// types are imported as types only), so a bundle holds just this folder and
-// the shared exact JSON path (src/shared/exact-json.ts, read-json.ts, json-errors.ts) and what an id is (src/shared/ids.ts).
 import { eventsApi, type EventsApi } from './events.js'
 import { plantsApi, type PlantsApi } from './plants.js'
 import { transport } from './request.js'
@@ -21,10 +18,7 @@ export type { RetryOptions } from './retry.js'
 export type { DeliveryPageQuery, DeliveryQuery, EndpointPageQuery, EndpointQuery, WebhooksApi } from './webhooks.js'
 
 export interface ClientOptions {
-  /**
-   * The service's URL, with the prefix its routes are mounted under, if any:
-   * `http://127.0.0.1:3000`, `https://plants.example.com/v1`.
-   */
+  /** The service's URL, with the prefix its routes are mounted under, if any. */
   baseUrl: string | URL
   /** The bearer token. It is sent in the Authorization header only, to baseUrl's origin only. */
   token: string
@@ -40,8 +34,7 @@ export interface PlantStoreClient extends PlantsApi {
   events: EventsApi
 }
 
-// Visible ASCII: what a header carries unchanged (fetch would throw on the rest,
-// and that must not be taken for a network failure and retried).
+// Visible ASCII: what a header carries unchanged.
 const TOKEN = /^[\x21-\x7E]+$/
 
 /** A client of one Plant Store service. Options are checked here: a mistake throws now, not at the first call. */

@@ -7,27 +7,16 @@ import { expectEmpty, fail, readBody, type Answer, type Call, type CallOptions, 
 /** A plant to create: NewPlant, with the id in any form `PlantId` accepts. */
 export type NewPlantInput = Omit<NewPlant, 'id'> & { id: PlantId }
 
-/**
- * A plant as an answer gave it, with the answer's ETag (quotes included): give it back as
- * `ifMatch` to change or delete the plant only as it was read. `etag` is not enumerable,
- * so JSON, a spread and deep equality see the Plant alone; undefined when the answer had none.
- */
+/** A plant as an answer gave it, with the answer's ETag (quotes included). */
 export type TaggedPlant = Plant & { readonly etag?: string }
 
 export interface ReadOptions extends CallOptions {
-  /**
-   * Only if the plant is as it was read: an `etag` the service gave, several, or `*` (only if it
-   * exists). Otherwise the call fails with kind `precondition-failed` (412) and nothing is done;
-   * so does a retry after an answer was lost whose first attempt did it: read the plant again.
-   */
+  /** Only if the plant is as it was read: an `etag` the service gave, several, or `*` (only if it exists). */
   ifMatch?: string | readonly string[]
 }
 
 export interface ChangeOptions extends ReadOptions {
-  /**
-   * Only if the plant is not as these ETags name it (`*`: only if there is no plant, which a change
-   * never meets): otherwise the call fails with kind `precondition-failed` (412) and nothing is done.
-   */
+  /** Only if the plant is not as these ETags name it (`*`: only if there is none); else a 412. */
   ifNoneMatch?: string | readonly string[]
 }
 
@@ -44,10 +33,10 @@ export interface PageQuery extends ListQuery {
 }
 
 export interface PlantsApi {
-  /** Creates the plant, or finds it already there with the same content (a retry is safe); a different plant under its id is a 409. */
+  /** Creates the plant, or finds it already there with the same content (a retry is safe). */
   create (plant: NewPlantInput, options?: CallOptions): Promise<TaggedPlant>
   get (id: PlantId, options?: ReadOptions): Promise<TaggedPlant>
-  /** Changes the plant by a JSON merge patch (`tag: null` removes the tag) and gives it as it now is; a 404 when there is none. */
+  /** Changes the plant by a JSON merge patch (`tag: null` removes the tag) and gives it as it now is. */
   update (id: PlantId, patch: PlantPatch, options?: ChangeOptions): Promise<TaggedPlant>
   /** Resolves once the plant is deleted; a 404 when there was none (see docs/client.md, "Retries"). */
   delete (id: PlantId, options?: ChangeOptions): Promise<void>

@@ -7,12 +7,7 @@ export interface CallOptions {
   signal?: AbortSignal
 }
 
-/**
- * - `idempotent`: doing it twice is doing it once (creating a plant, every GET, a
- *   PATCH, a DELETE): retried on no answer, 429 and 503;
- * - `once`: not so (a new webhook endpoint, a new secret): retried on 429 only,
- *   which the service answers before anything is done.
- */
+/** `idempotent`: retried on no answer, 429 and 503; `once` (doing it twice is not doing it once): on 429 only. */
 export type Repeat = 'idempotent' | 'once'
 
 export interface Call {
@@ -35,10 +30,7 @@ export interface Answer {
 
 export type Send = (call: Call, options?: CallOptions) => Promise<Answer>
 
-/**
- * The one way the client talks to the service: fetch with the token, retried by
- * the policy, giving the final answer whatever its status (see `fail`).
- */
+/** The one way the client talks to the service. */
 export function transport (doFetch: typeof fetch, token: string, policy: RetryPolicy): Send {
   return async ({ method, url, body, headers: own, repeat }, { signal } = {}) => {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' }
@@ -102,11 +94,7 @@ export function readBody (call: Call, answer: Answer, status: number): unknown {
   }
 }
 
-/**
- * Checks an answer without a body. A DELETE answered 404 after an attempt whose
- * answer was lost counts as done: that attempt reached the service and deleted
- * it (or there was nothing to delete). Either way it is gone, as the caller asked.
- */
+/** Checks an answer without a body. */
 export function expectEmpty (call: Call, answer: Answer, status: number): void {
   if (answer.status === status || (call.method === 'DELETE' && answer.status === 404 && answer.lost)) return
   throw fail(call, answer)

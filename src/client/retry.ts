@@ -29,7 +29,7 @@ export function backoff (policy: RetryPolicy, attempt: number): number {
 // An HTTP date as senders must write it (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`.
 const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/
 
-/** A Retry-After header in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or unreadable. */
+/** A Retry-After header in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
 export function retryAfter (header: string | null): number | undefined {
   const value = header?.trim() ?? ''
   if (/^\d+$/.test(value)) return Number(value) * 1000

@@ -34,16 +34,7 @@ function plantOf (value: Parsed | undefined, idOnly = false): NewPlant | { id: b
   return tag === undefined ? { id: exact, name } : { id: exact, name, tag }
 }
 
-/**
- * Checks a webhook delivery of the service (Standard Webhooks: a `v1` HMAC-SHA256
- * signature of `webhook-id.webhook-timestamp.body` under `secret`, and a timestamp
- * within 5 minutes of now) and returns what it tells of, ids exact bigints: the plant
- * added (an endpoint without `events`), or with `{ events: true }` the typed event
- * `{type, timestamp, data}` (`plant.created`, `plant.updated`: data is the plant after the
- * change; `plant.deleted`: `{id}`). `rawBody` is the body exactly as received: verify before any
- * parsing. Throws WebhookVerificationError when the delivery is not one to trust: answer
- * it with a 4xx. Deduplicate deliveries by their `webhook-id`: they come at least once, in no set order.
- */
+/** Checks a webhook delivery's Standard Webhooks signature and timestamp, and returns what it tells of. */
 export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options?: { events?: false }): NewPlant
 export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options: { events: true }): PlantEvent
 export function verifyWebhook (secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options: VerifyOptions = {}): NewPlant | PlantEvent {

@@ -25,7 +25,7 @@ export interface EndpointPageQuery extends EndpointQuery {
 
 /** The subscriptions to the plant-added event (`/webhooks`). Endpoint and delivery ids are opaque strings. */
 export interface WebhooksApi {
-  /** Registers an endpoint; the answer is the only time its secret is shown. Not retried but on 429: a retry would register another. */
+  /** Registers an endpoint; the answer is the only time its secret is shown. */
   create (endpoint: NewWebhookEndpoint, options?: CallOptions): Promise<WebhookEndpoint & WebhookSecret>
   /** Every endpoint, oldest first, page after page. */
   list (query?: EndpointQuery, options?: CallOptions): AsyncGenerator<WebhookEndpoint, void, undefined>

@@ -105,7 +105,7 @@ export interface Config {
   rateLimitMax?: number
   /** The rate limit's window, in ms. */
   rateLimitWindow: number
-  /** Open connections at most: beyond, the one idle the longest is closed, or else the oldest unfinished one, or else the new one. */
+  /** Open connections at most: beyond, the one idle the longest is closed, or else the oldest unfinished one. */
   maxConnections: number
   /** Open connections from one client address (an IPv6 /64) at most, a trusted proxy's excepted. */
   maxConnectionsPerAddress: number
@@ -117,7 +117,7 @@ export interface Config {
   trustProxy: boolean | string
   /** Origins whose pages may call the API from a browser, or `['*']` for any; empty: no CORS headers. */
   corsOrigins: string[]
-  /** Event loop delay, in ms, above which API requests are shed with a 503 (the current turn's, or the mean over the last second); 0: never. */
+  /** Event loop delay, in ms, above which API requests are shed with a 503. */
   maxEventLoopDelay: number
   /** The Redis that holds the limits shared by all replicas; undefined: each instance counts alone. */
   redisUrl?: string
@@ -163,7 +163,7 @@ export class ConfigError extends Error {
 
 const DEFAULTS: Record<string, string> = { SQLITE_SYNCHRONOUS: 'normal', WEBHOOK_ALLOW_PRIVATE: 'false', LOG_LEVEL: 'info', METRICS: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_TRACES_SAMPLER: 'parentbased_always_on' }
 
-// The OpenTelemetry specification's rule: the base endpoint gets the signal's path, a per-signal one is used as it is.
+// The OpenTelemetry specification's rule: the base endpoint gets the signal's path.
 function readTracing (env: Environment): TracingConfig | undefined {
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`)
@@ -203,8 +203,7 @@ function isAddressOrRange (entry: string): boolean {
   return family !== 0 && rest.length === 0 && (prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)))
 }
 
-// What Fastify's trustProxy accepts, checked here so that a typo fails the start, not the first
-// request. Not a number of hops: Fastify trusts no proxy for those (the nearest could be anyone).
+// What Fastify's trustProxy accepts, checked here so that a typo fails the start, not the first request.
 function parseTrustProxy (value: string | undefined): boolean | string {
   if (value === undefined || value === 'false') return false
   if (value === 'true') return true
@@ -274,10 +273,7 @@ function readTokenLine (line: string, where: string): TokenEntry | undefined {
   return { token, scopes: scopes.length === 0 ? undefined : scopes as Scope[], where }
 }
 
-/**
- * The tokens of API_TOKENS (every scope) and API_TOKENS_FILE (a line's own scopes), and
- * where the short ones are (never what they are). A token given twice must have one set of scopes.
- */
+/** The tokens of API_TOKENS (every scope) and API_TOKENS_FILE. */
 function readTokens (env: Environment): { tokens: Array<string | ScopedToken>, short: string[] } {
   const entries: TokenEntry[] = (env.API_TOKENS ?? '').split(',').map((token, i) => ({ token: token.trim(), where: `API_TOKENS entry ${i + 1}` }))
   if (env.API_TOKENS_FILE !== undefined) {
@@ -362,7 +358,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     rateLimitMax: parsed.RATE_LIMIT_MAX,
     rateLimitWindow: parsed.RATE_LIMIT_WINDOW,
     maxConnections: parsed.MAX_CONNECTIONS,
-    // A quarter: it takes four addresses to hold every connection, and a client with many requests in flight is served.
+    // A quarter: it takes four addresses to hold every connection.
     maxConnectionsPerAddress: parsed.MAX_CONNECTIONS_PER_ADDRESS ?? Math.ceil(parsed.MAX_CONNECTIONS / 4),
     authFailureLimit: parsed.AUTH_FAILURE_LIMIT,
     authFailureWindow: parsed.AUTH_FAILURE_WINDOW,

@@ -1,8 +1,7 @@
 /** What stands in the place of a secret in a log line or a message. */
 export const REDACTED = '[REDACTED]'
 
-// Query parameter names that carry credentials by convention (OAuth's access_token,
-// api_key, password, signatures...): matched case-insensitively, after decoding.
+// Query parameter names that carry credentials by convention.
 const SENSITIVE_NAME = /token|secret|passw|pwd|key|auth|sig|credential|session/i
 
 function decodeName (name: string): string {
@@ -24,8 +23,7 @@ export function redactUrl (url: string): string {
   return `${url.slice(0, question + 1)}${query.join('&')}`
 }
 
-// Where the password of a database URL lies, even when the URL is malformed:
-// between the first `:` after the scheme and the last `@`.
+// Where the password of a database URL lies, even when the URL is malformed.
 function passwordSpan (value: string): [number, number] | undefined {
   const at = value.lastIndexOf('@')
   const userStart = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0].length ?? 0
@@ -51,8 +49,7 @@ export function databaseSecrets (value: string): string[] {
   }
 }
 
-// Where the user info of a URL lies, even when it is malformed: between the scheme's `//` (or the
-// start) and the last `@`.
+// Where the user info of a URL lies, even when it is malformed.
 function userInfoSpan (value: string): [number, number] | undefined {
   const at = value.lastIndexOf('@')
   const start = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0].length ?? 0
@@ -60,8 +57,8 @@ function userInfoSpan (value: string): [number, number] | undefined {
 }
 
 /**
- * A collector's endpoint (OTEL_EXPORTER_OTLP_ENDPOINT) without its user info, which is a
- * credential as a whole (a user and a token, or a token alone), nor credential-like query values.
+ * A collector's endpoint (OTEL_EXPORTER_OTLP_ENDPOINT) without its user info, which is a credential as a
+ * whole.
  */
 export function redactEndpoint (value: string): string {
   const span = userInfoSpan(value)

@@ -11,7 +11,7 @@ const error = (description: string, headers: Record<string, unknown>) => ({ ...r
 const responses = {
   401: error('No bearer token, a malformed Authorization header, or a token the service does not accept',
     { 'WWW-Authenticate': WwwAuthenticateHeader }),
-  // Node's own timeouts (server-options.ts), declared so that a client generated from the document expects them.
+  // Node's own timeouts (server-options.ts).
   408: { ...ref(ErrorBody), description: 'The request did not arrive in time (HEADERS_TIMEOUT for its headers, REQUEST_TIMEOUT for all of it): the connection is closed' },
   429: error('Too many requests with this token, or too many failed authentications from this address: wait as long as Retry-After says',
     { 'Retry-After': RetryAfterHeader }),
@@ -24,19 +24,13 @@ const forbidden = (scope: Scope | undefined) => error(scope === undefined
   : `The token is valid but does not have the scope \`${scope}\`, which this operation needs; nothing was done`,
 { 'WWW-Authenticate': WwwAuthenticateHeader })
 
-/**
- * An onRoute hook for the API scope: its routes need a bearer token with the route's
- * scope (its `config.scope`), and are rate limited and shed under load, so their
- * schemas (and the OpenAPI document) name the bearerAuth scheme with that scope and
- * the 401, 403, 429 and 503 that the scope answers (and the 408 of a request too slow). The plants plugin leaves these
- * out, as a host with other auth answers them its own way.
- */
+/** An onRoute hook for the API scope: its routes need a bearer token with the route's scope. */
 export function describeApiRoute (route: RouteOptions): void {
   const schema = route.schema ?? {}
   const scope = route.config?.scope
   route.schema = {
     ...schema,
-    // A route without a scope is open only to tokens with every scope (and fails the test that walks the routes).
+    // A route without a scope is open only to tokens with every scope.
     security: [{ bearerAuth: scope === undefined ? [] : [scope] }],
     // The scope's 503 text wins: it covers the route's own (the store) and load shedding.
     response: { ...(schema.response as object), ...responses, 403: forbidden(scope) }

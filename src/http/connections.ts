@@ -26,7 +26,7 @@ interface Connection {
   request?: IncomingMessage
 }
 
-/** Whose a connection from `address` is: one host holds a whole IPv6 /64 as easily as one address, so it is one client. */
+/** Whose a connection from `address` is: one host holds a whole IPv6 /64 as easily as one address. */
 export function clientOf (address: string | undefined): string {
   if (address === undefined) return 'unknown'
   const ip = ipaddr.process(address)
@@ -52,22 +52,7 @@ function throttled (report: (count: number) => void): () => void {
   }
 }
 
-/**
- * Caps the open connections, so that descriptors remain for the store and the log, and
- * so that no client can hold them all:
- * - one client address (an IPv6 /64) holds at most `maxConnectionsPerAddress`; a trusted
- *   proxy's (TRUST_PROXY) are exempt, as they carry every client behind it (the proxy
- *   caps its own clients); at that cap, its own connection idle the longest (a keep-alive
- *   between requests) is closed to admit the new one, or else the new one is refused;
- * - at `maxConnections`, the connection idle the longest is closed to admit the new one,
- *   or else the oldest that has not sent a whole request yet (silent, or sending its
- *   headers or body slowly): however many addresses hold such connections, a client that
- *   sends requests gets in. Only when every connection is in the middle of answering a
- *   request is the new one refused, closed as soon as accepted.
- * A descriptor table that is full anyway does not end the process: libuv refuses what it
- * cannot accept, and service resumes as others close. Refusals, and unfinished connections
- * closed, are reported at most every ten seconds, not one line each.
- */
+/** Caps the open connections, so that descriptors remain for the store and the log. */
 export function guardConnections (app: FastifyInstance, limits: ConnectionLimits): void {
   const { maxConnections, maxConnectionsPerAddress } = limits
   const isProxy = trusted(limits.trustProxy)

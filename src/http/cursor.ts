@@ -1,12 +1,7 @@
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'
 import { HttpError } from './errors.js'
 
-// A cursor is where a page starts, with a check that ties it to its listing:
-// base64url of [the position, 16 bytes of HMAC-SHA256 over the position and the listing].
-// The key is the store's (cursorKey): every instance on one database accepts its peers'
-// cursors, and nobody without the key can make one, so a position that reaches a store
-// is always one the service wrote. It is not a secret (it grants nothing a client could
-// not ask for). The plants' position is [version, id as 8 bytes].
+// A cursor is where a page starts, with a check that ties it to its listing.
 const VERSION = 1
 const CHECK = 16
 const SHAPE = /^[A-Za-z0-9_-]{34}$/
@@ -15,7 +10,7 @@ const SHAPE = /^[A-Za-z0-9_-]{34}$/
 export interface Cursors {
   /** A cursor for `position` in the listing named `listing` (a filter, an endpoint). */
   seal (position: Buffer, listing: string): string
-  /** The position a cursor of `listing` holds; undefined when it was altered, does not decode, or belongs to another listing. */
+  /** The position a cursor of `listing` holds. */
   open (cursor: string, listing: string): Buffer | undefined
 }
 
@@ -68,11 +63,7 @@ export function plantCursors (key: Buffer) {
   }
 }
 
-/**
- * The cursors of a list in creation order (an endpoint's deliveries, the endpoints): the last
- * item of a page, [version, its createdAt in ms, its id], so that a page needs no row that may
- * be gone since.
- */
+/** The cursors of a list in creation order (an endpoint's deliveries, the endpoints). */
 export function timeCursors (key: Buffer, version: number) {
   const { seal, open } = cursors(key)
   return {
@@ -83,7 +74,7 @@ export function timeCursors (key: Buffer, version: number) {
       return seal(Buffer.concat([position, Buffer.from(last.id)]), listing)
     },
 
-    /** The last item of the previous page; a 400 when the cursor was altered, does not decode, or belongs to another listing. */
+    /** The last item of the previous page; a 400 when the cursor was altered, does not decode. */
     read (listing: string, cursor: string): { createdAt: Date, id: string } {
       // Authenticated, so the position is one written above: a time a Date holds, and an id the store gave.
       const position = open(cursor, listing)

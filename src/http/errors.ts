@@ -19,7 +19,7 @@ export class HttpError extends Error {
 
 // Fastify's own errors, raised before a route runs, with messages a person can act on.
 const FRAMEWORK: Record<string, (request: FastifyRequest) => [number, string]> = {
-  // A route that takes other media types than JSON names them in its schema (`consumes`, which the OpenAPI document shows).
+  // A route that takes other media types than JSON names them in its schema.
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (request) => [415, `Unsupported media type: send the body as ${(request.routeOptions.schema?.consumes ?? ['application/json']).join(' or ')}.`],
   FST_ERR_CTP_BODY_TOO_LARGE: (request) => [413, `The request body is larger than the limit of ${request.routeOptions.bodyLimit} bytes.`],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => [400, 'The Content-Length header does not match the length of the body.'],
@@ -47,8 +47,7 @@ export function describeError (error: FastifyError, request: FastifyRequest): Er
 
 export function sendError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const body = describeError(error, request)
-  // Only describeError's fallback is a failure of the service: a deliberate answer
-  // is not, and a store outage (503) is logged once by the store, with its cause.
+  // Only describeError's fallback is a failure of the service.
   if (body.error === 500) {
     // Details (driver messages, SQL, stacks) go to the log only, next to the request id.
     request.log.error({ err: error }, STATUS_CODES[body.error])
@@ -61,11 +60,7 @@ export function sendError (error: FastifyError, request: FastifyRequest, reply: 
   return reply.code(body.error).send(body)
 }
 
-/**
- * Fastify's frameworkErrors handler. These errors (a malformed URL, a path
- * parameter too long) are raised before routing, so no hook runs: the request
- * id header, the CORS headers and the request's one log line are written here.
- */
+/** Fastify's frameworkErrors handler. */
 export function sendFrameworkError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const body = describeError(error, request)
   reply.header('x-request-id', request.id)

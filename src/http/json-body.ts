@@ -2,8 +2,7 @@ import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify
 import { HttpError } from './errors.js'
 import { parseJson } from './parse-json.js'
 
-// Fatal: bytes that are not UTF-8 are refused, never replaced with U+FFFD.
-// ignoreBOM keeps a leading BOM in the text, so that parseJson can refuse it by name.
+// Fatal: bytes that are not UTF-8 are refused.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 const CHARSET = /;\s*charset\s*=([^;]*)/gi
 
@@ -50,11 +49,7 @@ const readJsonBody: FastifyBodyParser<Buffer> = (request, body, done) => {
   done(null, value)
 }
 
-/**
- * Makes JSON the only body the scope accepts (anything else is a 415), decoded
- * strictly as UTF-8 and parsed so that int64 ids stay exact. Set in the plants
- * scope only: a host keeps its parsers.
- */
+/** Makes JSON the only body the scope accepts. */
 export function acceptJsonBodies (fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, readJsonBody)

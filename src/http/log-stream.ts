@@ -2,14 +2,7 @@ import { writeSync } from 'node:fs'
 import pino from 'pino'
 import type { LogStream } from './server-options.js'
 
-/**
- * JSON lines to a file descriptor, written asynchronously (pino's destination), and the lines
- * of one turn of the event loop handed to it together, after the turn: under load a turn
- * answers a batch of requests, and a write per line cost as much as the rest of the access
- * log. Lines still held when the process exits, however it exits
- * (process.exit in the same turn as a fatal line), are written before it ends, after those
- * the destination holds (a write already in flight may still land after them).
- */
+/** JSON lines to a file descriptor, written asynchronously. */
 export function turnWriter (fd: number): LogStream {
   const destination = pino.destination({ dest: fd, sync: false })
   let held = ''

@@ -7,20 +7,12 @@ export { JsonBodyError, JsonFraction, MAX_DEPTH } from '../shared/json-errors.js
 
 const POISON = { protoAction: 'error', constructorAction: 'error' } as const
 
-/**
- * Parses a JSON text with the prototype-poisoning checks of Fastify's own parser,
- * deciding every number by the exact decimal value of its literal: integers that a
- * double cannot hold come back as BigInt (±Infinity beyond a double's range), and a
- * fraction that the nearest double would show as whole as a JsonFraction. Every
- * other value is what JSON.parse gives. Throws JsonBodyError only, with a sentence
- * for the client. Ordinary bodies take JSON.parse alone.
- */
+/** Parses a JSON text with the prototype-poisoning checks of Fastify's own parser. */
 export function parseJson (text: string): unknown {
   if (text.charCodeAt(0) === 0xFEFF) {
     throw new JsonBodyError('The request body starts with a byte order mark (U+FEFF): send the JSON without one.')
   }
-  // A text the exact reader must read anyway is read by it alone (it refuses what JSON.parse
-  // refuses, and nesting too deep), then checked for prototype properties as secureJson checks a value.
+  // A text the exact reader must read anyway is read by it alone.
   if (mayRound(text)) {
     const exact = readJson(text)
     if (mayHoldPrototype(text)) scan(exact)
@@ -30,8 +22,7 @@ export function parseJson (text: string): unknown {
   try {
     value = secureJson.parse(text, undefined, POISON)
   } catch {
-    // The exact reader names the position of a syntax error; if it finds none,
-    // the text was refused for a prototype property.
+    // The exact reader names the position of a syntax error.
     readJson(text)
     throw forbidden()
   }
@@ -55,8 +46,7 @@ function scan (value: unknown): void {
 
 const STRUCTURE = /["[\]{}]/g
 
-// Counted on the text, as the exact reader counts it, not on the value: a
-// repeated key drops a value but not its nesting. The text is valid JSON here.
+// Counted on the text, as the exact reader counts it, not on the value.
 function checkDepth (text: string): void {
   let depth = 0
   STRUCTURE.lastIndex = 0

@@ -4,14 +4,7 @@ import { HttpError } from './errors.js'
 // The test Node applies before it sends a 100 Continue on its own.
 const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i
 
-/**
- * The answers Node and Fastify would write themselves, with an empty or a
- * foreign body (a missing Host, an unknown Expect, a request while shutting
- * down), made here as errors like any other, so they carry the Error body.
- * Needs `requireHostHeader: false` and `return503OnClosing: false` (see
- * server-options.ts). It also holds back 100 Continue until the body is about
- * to be read: a client whose request is refused first is never asked for it.
- */
+/** The answers Node and Fastify would write themselves, with an empty or a foreign body. */
 export function answerProtocol (app: FastifyInstance): void {
   let closing = false
   app.addHook('preClose', (done) => {

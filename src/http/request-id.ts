@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 
-// An id a caller chose is kept when it is short plain text: it lands in every log
-// line of the request, so nothing that could forge or flood a log line gets through.
+// An id a caller chose is kept when it is short plain text.
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** Fastify's genReqId: the caller's `x-request-id` when sane, a fresh UUID otherwise. */

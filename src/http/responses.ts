@@ -1,9 +1,7 @@
 import type { TSchema, TUnsafe } from '@sinclair/typebox'
 import { ErrorBody, RetryAfterHeader, ref } from '../../schemas/index.js'
 
-// Response schemas name only the statuses these routes answer themselves: a 401
-// or 429 comes from the host's hooks (auth, rate limit), in the host's format;
-// the host declares them (this service does in src/http/api-routes.ts).
+// Response schemas name only the statuses these routes answer themselves.
 
 /** A response schema: a shared schema's `$ref`, with what it means on the route and the headers it carries. */
 export type Described<T> = TUnsafe<T> & { description: string, headers?: Record<string, TSchema> }

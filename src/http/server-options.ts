@@ -7,17 +7,13 @@ import { sendFrameworkError } from './errors.js'
 import { requestId } from './request-id.js'
 import { RequestLog, serializeRequest } from './request-log.js'
 
-// The response Node is writing on a connection, if any (Node's own parse-error
-// answer consults the same property before it writes).
+// The response Node is writing on a connection, if any.
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null }
 
 // Connections whose parse error is being answered: the parser reports each later chunk too.
 const answering = new WeakSet<Socket>()
 
-// Errors Node's HTTP parser meets before Fastify sees a request (a bad
-// Content-Length, a broken request line): answered with the Error body too, but
-// only after the complete requests before it on the connection (pipelined) have
-// had their answers, so that a client learns what was done.
+// Errors Node's HTTP parser meets before Fastify sees a request (a bad Content-Length, a broken request line).
 function clientErrorHandler (error: NodeJS.ErrnoException, socket: HttpSocket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return
   const [status, message] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
@@ -52,10 +48,7 @@ export interface LogStream {
 
 export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeout' | 'headersTimeout' | 'keepAliveTimeout' | 'trustProxy'>
 
-/**
- * The Fastify server options, shared by the server process and the tests.
- * `logStream` is where the JSON log lines go: standard output when absent.
- */
+/** The Fastify server options, shared by the server process and the tests. */
 export function serverOptions (config: ServerConfig, logStream?: LogStream): FastifyHttpOptions<Server> {
   return {
     logger: { level: config.logLevel, stream: logStream, serializers: { req: serializeRequest } },
@@ -65,16 +58,14 @@ export function serverOptions (config: ServerConfig, logStream?: LogStream): Fas
     // Behind a proxy (deploy/haproxy), the client's address is in X-Forwarded-For: request.ip.
     trustProxy: config.trustProxy,
     bodyLimit: config.bodyLimit,
-    // The router refuses a longer path parameter before any schema sees it: room for the longest
-    // id the document allows, each code point percent-encoded (four UTF-8 bytes, twelve characters).
+    // The router refuses a longer path parameter before any schema sees it.
     routerOptions: { maxParamLength: MAX_ID_LENGTH * 12 },
     ajv: { customOptions: { coerceTypes: false } },
     frameworkErrors: sendFrameworkError,
     // Answered in protocol.ts with the Error body, rather than by Fastify and Node with theirs.
     return503OnClosing: false,
     clientErrorHandler,
-    // A client that sends its request slowly, or idles, cannot hold a connection:
-    // Node checks the timeouts of every open connection each second.
+    // A client that sends its request slowly, or idles, cannot hold a connection.
     requestTimeout: config.requestTimeout,
     keepAliveTimeout: config.keepAliveTimeout,
     http: { headersTimeout: config.headersTimeout, requestTimeout: config.requestTimeout, connectionsCheckingInterval: 1000, requireHostHeader: false }

@@ -30,18 +30,10 @@ export interface SharedLimitsOptions {
   observer?: SharedLimitsObserver
 }
 
-// A check that Redis cannot answer this fast lets the request through (fail open):
-// a limit must never hold requests up for longer than this.
+// A check that Redis cannot answer this fast lets the request through (fail open).
 const COMMAND_TIMEOUT = 500
 
-/**
- * Limits counted in one Redis for every replica, by @fastify/rate-limit's own Redis
- * store. When Redis cannot be reached the service keeps serving, unlimited (the plugins
- * run with skipOnError): a limit is a guard against abuse, not a reason to refuse every
- * client. Whether Redis answers is what ioredis's connection events say; it is logged once
- * when it stops and once when it answers again. Resolves once connected, or once the
- * first attempt has failed: the service starts either way.
- */
+/** Limits counted in one Redis for every replica, by @fastify/rate-limit's own Redis store. */
 export async function connectSharedLimits ({ url, keyPrefix, log, observer }: SharedLimitsOptions): Promise<SharedLimits> {
   const redis = new Redis(url, {
     keyPrefix,
@@ -49,7 +41,7 @@ export async function connectSharedLimits ({ url, keyPrefix, log, observer }: Sh
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: COMMAND_TIMEOUT,
-    // A Redis that holds a connection without answering is dropped (and reconnected to) like one that closed it.
+    // A Redis that holds a connection without answering is dropped.
     socketTimeout: COMMAND_TIMEOUT,
     connectTimeout: 2000,
     // Reconnect for as long as the service runs, at most every two seconds.

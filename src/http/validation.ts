@@ -16,8 +16,7 @@ export function readInt64 (value: unknown, fromString: boolean): bigint | string
   if (typeof value === 'bigint') {
     int = value
   } else if (typeof value === 'number') {
-    // The body parser gives integers beyond 2^53 as BigInt and those beyond a
-    // double's range as ±Infinity; an unsafe whole double is out of range too.
+    // The body parser gives integers beyond 2^53 as BigInt and those beyond a double's range as ±Infinity.
     if (!Number.isSafeInteger(value)) return Number.isInteger(value) || Math.abs(value) === Infinity ? OUT_OF_RANGE : NOT_INTEGER
     int = BigInt(value)
   } else if (fromString && typeof value === 'string' && CANONICAL_DECIMAL.test(value)) {
@@ -43,10 +42,8 @@ function int64Keyword (fromString: boolean): KeywordDefinition {
   return { keyword: KEYWORD, schemaType: 'boolean', modifying: true, errors: true, validate }
 }
 
-// Ajv's `integer` type rejects BigInt, so the int64 schemas that the OpenAPI
-// document shows as {type: integer, format: int64} are compiled as our keyword.
-// In text (path and query), any other integer is compiled as the `decimal`
-// keyword: canonical decimal digits only, where Ajv's coercion would take `010` or `1e1`.
+// Ajv's `integer` type rejects BigInt, so int64 schemas are compiled as our keyword; other integers in text
+// as `decimal` (canonical digits only, where Ajv's coercion would take `010` or `1e1`).
 function forAjv (schema: unknown, text: boolean): unknown {
   if (Array.isArray(schema)) return schema.map((item) => forAjv(item, text))
   if (schema === null || typeof schema !== 'object') return schema
@@ -91,8 +88,7 @@ const decimalKeyword: KeywordDefinition = {
 }
 
 function createAjv (fromString: boolean, schemas: AnySchema[], options: Options): Ajv {
-  // validateSchema: false skips compiling Ajv's meta-schema at every start: the schemas
-  // come from TypeBox, and strict mode still rejects unknown keywords.
+  // validateSchema: false skips compiling Ajv's meta-schema at every start.
   const ajv = new Ajv({ useDefaults: true, removeAdditional: true, allErrors: false, validateSchema: false, ...options })
   ajv.addKeyword(int64Keyword(fromString))
   if (fromString) ajv.addKeyword(decimalKeyword)
@@ -100,9 +96,7 @@ function createAjv (fromString: boolean, schemas: AnySchema[], options: Options)
   return ajv
 }
 
-// Node gives every header name in lowercase. Fastify lowercases a headers schema's names
-// for its own compiler but hands a custom compiler the schema as written: without this,
-// `If-Match` never meets the request's `if-match`, and none of its rules apply.
+// Node gives every header name in lowercase.
 function lowerCaseNames (schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(lowerCaseNames)
   if (schema === null || typeof schema !== 'object') return schema
@@ -115,11 +109,7 @@ function lowerCaseNames (schema: unknown): unknown {
   }))
 }
 
-/**
- * A Fastify validator compiler that keeps int64 values exact. Bodies are checked
- * without type coercion; path and query parameters, being text, are read as decimals;
- * a headers schema's names are matched in lowercase, as Fastify's own compiler does.
- */
+/** A Fastify validator compiler that keeps int64 values exact. */
 export function int64ValidatorCompiler (schemas: AnySchema[]): FastifySchemaCompiler<AnySchema> {
   const body = createAjv(false, schemas, { coerceTypes: false })
   // Text is never coerced (the keywords read it) and an unknown query parameter is an error, not dropped.

@@ -31,10 +31,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIO
 // From a fast read to a store that waits out DATABASE_TIMEOUT.
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-/**
- * The service's Prometheus metrics, on prom-client. Labels come from bounded
- * sets only: the route's template, one of a few methods, the status code.
- */
+/** The service's Prometheus metrics, on prom-client. */
 export function createMetrics (): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })

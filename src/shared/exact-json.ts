@@ -2,11 +2,9 @@
 
 import { readJson } from './read-json.js'
 
-// The exact int64 JSON path that the service and the client share. It imports
-// no package and no Node module: the browser client bundles it as it is.
+// The exact int64 JSON path that the service and the client share.
 
-// A double may misjudge a literal only when it has 16 significant digits or more
-// (the digits may span the point) or an exponent: only then is the exact reader needed.
+// A double may misjudge a literal only when it has 16 significant digits or more.
 const RISKY = /\d(?:\.?\d){15}|\d[eE]/
 
 /** Whether a number literal of this JSON text could be misread by JSON.parse (a cheap look at the text). */
@@ -14,20 +12,12 @@ export function mayRound (text: string): boolean {
   return RISKY.test(text)
 }
 
-/**
- * Parses a JSON text deciding every number by its exact decimal value: integers
- * beyond 2^53 come back as BigInt (see readJson). JSON.parse reads the texts that
- * have no literal it could misread. Throws SyntaxError or JsonBodyError.
- */
+/** Parses a JSON text deciding every number by its exact decimal value. */
 export function parseExact (text: string): unknown {
   return mayRound(text) ? readJson(text) : JSON.parse(text)
 }
 
-/**
- * JSON.stringify, except that a BigInt is written as the integer it is (where
- * JSON.stringify throws): `{"id":9007199254740993}`, never a rounded double or a
- * string. Undefined properties are left out, as JSON.stringify leaves them.
- */
+/** JSON.stringify, except that a BigInt is written as the integer it is (where JSON.stringify throws). */
 export function stringifyExact (value: unknown): string {
   return write(value) ?? 'null'
 }

@@ -13,11 +13,7 @@ export function tooDeep (): JsonBodyError {
   return new JsonBodyError(`The request body nests arrays and objects deeper than ${MAX_DEPTH} levels.`)
 }
 
-/**
- * A JSON number whose exact value is a fraction although the nearest double is a
- * whole number (`4503599627370497.5`, `1e-400`): kept apart so that no integer
- * check mistakes it for one. `text` is the literal as written.
- */
+/** A JSON number whose exact value is a fraction although the nearest double is a whole number. */
 export class JsonFraction {
   readonly text: string
   constructor (text: string) {

@@ -4,12 +4,7 @@ const NUMBER = /-?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y
 const HEX4 = /^[0-9a-fA-F]{4}$/
 const ESCAPES = '"\\/bfnrt'
 
-/**
- * The value of a number literal, decided by its exact decimal value: a whole
- * number is a number when it is a safe integer, a BigInt beyond (±Infinity past
- * a double's range, as JSON.parse gives); a fraction is the nearest double, or a
- * JsonFraction when that double is whole.
- */
+/** The value of a number literal, decided by its exact decimal value. */
 function numberValue (token: string, integer: string, fraction: string, exponent: string): number | bigint | JsonFraction {
   const double = Number(token)
   if (exponent === '' && fraction === '' && integer.length < 16) return double
@@ -29,11 +24,7 @@ function numberValue (token: string, integer: string, fraction: string, exponent
   return token.charCodeAt(0) === 45 ? -magnitude : magnitude
 }
 
-/**
- * A strict JSON reader (RFC 8259) that keeps numbers exact (see numberValue),
- * refuses nesting deeper than MAX_DEPTH, and names the position of a syntax
- * error. Slower than JSON.parse: parseJson calls it only when a text needs it.
- */
+/** A strict JSON reader (RFC 8259) that keeps numbers exact. */
 export function readJson (text: string): unknown {
   let i = 0
 

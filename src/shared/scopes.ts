@@ -1,8 +1,4 @@
-/**
- * What a token may do. Each API operation needs one scope (CONTRACT.md, "Scopes"):
- * `plants:read` the reads and the listing, `plants:write` creates and deletes,
- * `webhooks` every /webhooks operation, `metrics` GET /metrics, `events:read` GET /events.
- */
+/** What a token may do. */
 export const SCOPES = ['plants:read', 'plants:write', 'webhooks', 'metrics', 'events:read'] as const
 
 export type Scope = typeof SCOPES[number]
@@ -19,10 +15,7 @@ export function isScope (value: unknown): value is Scope {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /**
-     * The scope a token needs for this route. The auth plugin checks it; a host that
-     * authenticates its own way may ignore it.
-     */
+    /** The scope a token needs for this route. */
     scope?: Scope
   }
 }

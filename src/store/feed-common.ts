@@ -10,11 +10,7 @@ export const TYPE_BIT = "CASE type WHEN 'plant.created' THEN 1 WHEN 'plant.updat
 /** Events looked at in one prune step at most. */
 export const FEED_PRUNE_CHUNK = 1000
 
-/**
- * How far a prune step may move the floor: to the last of `rows` (oldest first, from the
- * floor up) before the first one still young enough to keep, so that the floor never passes
- * an event the retention keeps. Undefined: not at all.
- */
+/** How far a prune step may move the floor. */
 export function newFloor (rows: Array<{ id: bigint, old: boolean }>): bigint | undefined {
   let floor: bigint | undefined
   for (const row of rows) {

@@ -18,7 +18,7 @@ export interface FeedEvent {
 export interface FeedPage {
   /** Commit order; `limit` at most. */
   events: FeedEvent[]
-  /** The position a next read starts from: the last event's, or, when the page is not full, the end the read saw. */
+  /** The position a next read starts from: the last event's, or the end the read saw when the page is not full. */
   next: bigint
   /** Every position at or below this was pruned: a read from below it has missed events. */
   floor: bigint
@@ -37,7 +37,7 @@ export interface EventFeed {
   read (query: FeedQuery): Promise<FeedPage>
   /** The current end (after=now), and the floor. */
   end (): Promise<{ end: bigint, floor: bigint }>
-  /** Calls `listener` after a commit that wrote events (in any instance on PostgreSQL, or any process on the SQLite file). Returns a function that stops it. */
+  /** Calls `listener` after a commit that wrote events. */
   onCommit (listener: () => void): () => void
   /** Drops the events committed before `before` that no webhook delivery still needs; how many. */
   prune (before: Date): Promise<number>

@@ -68,13 +68,7 @@ class PendingWrite<T, R> implements Waiter<T, R> {
   }
 }
 
-/**
- * Gathers the items added within one turn of the event loop into batches, so
- * that many callers share one commit instead of paying one each. Every caller
- * hears within `timeout`, whether its item is still queued or its batch is
- * still committing (an item that times out in flight may yet be committed: a
- * 503 promises nothing either way, and a retry of a create replays it).
- */
+/** Gathers the items added within one turn of the event loop into batches. */
 export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupCommit<T, R> {
   const { commit, maxBatch, maxInFlight, timeout, maxQueue, observer } = options
   let queue: Array<PendingWrite<T, R>> = []
@@ -82,8 +76,7 @@ export function groupCommit<T, R> (options: GroupCommitOptions<T, R>): GroupComm
   const inFlight = new Set<Promise<void>>()
   let scheduled = false
 
-  // Every write not yet settled, in arrival order, so their deadlines ascend: one
-  // timer, for the first of them, rather than one per write (measured with npm run bench).
+  // Every write not yet settled, in arrival order, so their deadlines ascend.
   let pending: Array<PendingWrite<T, R>> = []
   let head = 0
   let timer: NodeJS.Timeout | undefined

@@ -17,11 +17,7 @@ export { combineObservers, type StoreObserver } from './observer.js'
 
 export type StoreConfig = Pick<Config, 'databaseUrl' | 'sqliteSynchronous' | 'databasePoolSize' | 'databaseTimeout'> & Partial<Pick<Config, 'databaseQueueLimit' | 'eventsRetention'>>
 
-/**
- * Opens the store that DATABASE_URL names: `sqlite:<path>`, `sqlite::memory:`, or `postgres://…`.
- * `log` hears about store outages: once when the store turns unavailable, once when it is back;
- * `observer` of the write queue, each batch and outages (metrics, traces).
- */
+/** Opens the store that DATABASE_URL names: `sqlite:<path>`, `sqlite::memory:`, or `postgres://…`. */
 /** The database system a DATABASE_URL names, as OpenTelemetry's `db.system.name` writes it. */
 export function databaseSystem (databaseUrl: string): 'sqlite' | 'postgresql' {
   return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgresql'

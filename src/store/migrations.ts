@@ -4,11 +4,7 @@ export interface MigrationStep {
   version: number
 }
 
-/**
- * The steps that bring a schema at `version` to this build's, where `migrations[n]`
- * brings it from version n to n + 1. A schema newer than this build is refused: an
- * older build must not write to it.
- */
+/** The steps that bring a schema at `version` to this build's. */
 export function pendingMigrations (migrations: readonly string[], version: number): MigrationStep[] {
   if (version > migrations.length) {
     throw new Error(`the database schema is version ${version}, newer than this build's ${migrations.length}`)

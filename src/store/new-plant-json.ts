@@ -1,8 +1,7 @@
 import fastJson from 'fast-json-stringify'
 import { NewPlant } from '../../schemas/plant.js'
 
-// The serializer Fastify compiles for responses, from the NewPlant schema: ids are
-// written exactly from a BigInt, keys in the schema's order, `tag` left out when absent.
+// The serializer Fastify compiles for responses, from the NewPlant schema.
 const serialize = fastJson(NewPlant)
 
 /** The NewPlant JSON of a plant, as a webhook body carries it: `{"id":…,"name":…,"tag":…}`. */

@@ -4,17 +4,11 @@ export interface BatchedWrite {
   readonly origin?: object
 }
 
-/**
- * What a store tells whoever watches it (metrics, traces), when asked to. Every
- * member is optional, and a store without an observer pays nothing.
- */
+/** What a store tells whoever watches it (metrics, traces), when asked to. */
 export interface StoreObserver {
   /** Given once, with a way to read how many writes wait for a batch; read when metrics are scraped. */
   queue?: (depth: () => number) => void
-  /**
-   * A batch of `size` writes starts to commit: the function it returns is called once the batch is settled.
-   * `writes` are the batch's writes, each with the origin its caller gave (see WriteOptions), to read at once.
-   */
+  /** A batch of `size` writes starts to commit: the function it returns is called once the batch is settled. */
   batch?: (size: number, writes: readonly BatchedWrite[]) => (() => void) | undefined
   /** false when an outage starts, true when the store answers again. */
   available?: (up: boolean) => void

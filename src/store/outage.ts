@@ -18,13 +18,7 @@ export interface Outage {
   changes (): number
 }
 
-/**
- * Tracks whether a store answers, so an outage is logged once when it starts and
- * once when it ends. Once a write has failed, only a write ends the outage: a store
- * that cannot be written (a full disk, a lock held elsewhere, a read-only server)
- * still answers reads, and taking those for a recovery would log both lines at
- * every request.
- */
+/** Tracks whether a store answers, so an outage is logged once when it starts and once when it ends. */
 export function trackOutage (log: Pick<FastifyBaseLogger, 'info' | 'warn'>, store: string, observer?: StoreObserver): Outage {
   let available = true
   let writesFailed = false

@@ -1,11 +1,6 @@
 import type { ListQuery, PlantRecord } from './types.js'
 
-/**
- * The pages asked for in one turn of the event loop with the same query (limit, tag
- * and cursor) share one read of the store: a page many clients ask for at once (the
- * first, while they poll) is read once for them all. Each caller gets an array of its
- * own; pages that differ are read each for itself.
- */
+/** The pages asked for in one turn of the event loop with the same query. */
 export function samePages (read: (query: ListQuery) => Promise<PlantRecord[]>): (query: ListQuery) => Promise<PlantRecord[]> {
   let turn = new Map<string, Promise<PlantRecord[]>>()
   return (query) => {
@@ -13,7 +8,7 @@ export function samePages (read: (query: ListQuery) => Promise<PlantRecord[]>): 
     const key = `${query.limit} ${query.after ?? ''} ${query.tag === undefined ? '' : JSON.stringify(query.tag)}`
     let page = turn.get(key)
     if (page === undefined) {
-      // setImmediate runs after the poll phase: the requests read in this turn share it, the next turn reads afresh.
+      // setImmediate runs after the poll phase: the requests read in this turn share it.
       if (turn.size === 0) setImmediate(() => { turn = new Map() })
       page = read(query)
       turn.set(key, page)

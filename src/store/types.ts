@@ -5,7 +5,7 @@ import type { WebhookStore } from './webhook-types.js'
 
 /** How a caller may give up on a write: checked before its batch is sent. */
 export interface WriteOptions {
-  /** True once nobody waits for the outcome (the client has gone): the write is then dropped unless already sent. */
+  /** True once nobody waits for the outcome (the client has gone). */
   abandoned?: () => boolean
   /** Who asked for the write (an HTTP request): the store's observer hears of it with the write's batch. */
   origin?: object
@@ -16,11 +16,7 @@ export interface PlantRecord extends Plant {
   id: bigint
 }
 
-/**
- * - created: the plant is committed now;
- * - replayed: the same plant was already committed (an idempotent retry);
- * - conflict: a different plant holds that id, and stays as it was.
- */
+/** created: committed now; replayed: already committed (an idempotent retry); conflict: another plant holds the id. */
 export type CreateOutcome = 'created' | 'replayed' | 'conflict'
 
 export interface CreateResult {
@@ -29,25 +25,21 @@ export interface CreateResult {
   plant: Plant
 }
 
-/** A change of a plant, as a merge patch gives it: a field given is set, `tag: null` removes the tag, a field left out stays. */
+/** A change of a plant, as a merge patch gives it: `tag: null` removes the tag, a field left out stays. */
 export interface PlantChange {
   name?: string
   tag?: string | null
 }
 
-/** A change or a delete, made only to the plant as the caller last saw it when `ifMatch` is given, or not as `ifNoneMatch` names it. */
+/** A change or a delete, made only to the plant as the caller last saw it when `ifMatch` is given. */
 export interface ChangeOptions extends WriteOptions {
   /** Entity tags (plantEtag): the write is made only when the plant's current one is among them. */
   ifMatch?: readonly string[]
-  /** Entity tags (plantEtag): the write is refused when the plant's current one is among them (checked after `ifMatch`). */
+  /** Entity tags (plantEtag): the write is refused when the plant's current one is among them. */
   ifNoneMatch?: readonly string[]
 }
 
-/**
- * - updated: the change is committed now;
- * - unchanged: the plant already was so, and nothing was written;
- * - refused: the plant's ETag is among `ifNoneMatch`, and nothing was written.
- */
+/** updated: committed now; unchanged: already so; refused: its ETag is among `ifNoneMatch`. */
 export interface UpdateResult {
   outcome: 'updated' | 'unchanged' | 'refused'
   /** The plant as it now is. */
@@ -70,41 +62,23 @@ export interface PlantStore {
   readonly webhooks: WebhookStore
   /** The change feed: the outbox's events in commit order; absent when the feed is off. */
   readonly events?: EventFeed
-  /**
-   * A secret of 32 random bytes kept in the database, made once and read by every instance
-   * that opens it: the key that authenticates the list cursors, so that a cursor one
-   * instance wrote is good at every other, and none can be forged.
-   */
+  /** A secret of 32 random bytes kept in the database, made once and read by every instance that opens it. */
   readonly cursorKey: Buffer
-  /** Resolves only once the outcome is committed. Rejects with StoreUnavailableError when the store's timeout passes first. */
+  /** Resolves only once the outcome is committed. */
   create (plant: PlantRecord, options?: WriteOptions): Promise<CreateResult>
-  /**
-   * The plant as it is once the change is committed; undefined when no plant has the id, or its
-   * ETag is not among `ifMatch`; refused when it is among `ifNoneMatch`: then nothing changed.
-   * The checks and the write are one atomic step.
-   */
+  /** The plant as it is once the change is committed. */
   update (id: bigint, change: PlantChange, options?: ChangeOptions): Promise<UpdateResult | undefined>
-  /**
-   * True when the plant existed (with an ETag among `ifMatch`, when given) and its removal is committed; 'refused' when
-   * its ETag is among `ifNoneMatch`; false when no plant matched. Nothing is removed unless true; the check and the write are one atomic step.
-   */
+  /** True when the plant existed (with an ETag among `ifMatch`, when given) and its removal is committed. */
   delete (id: bigint, options?: ChangeOptions): Promise<boolean | 'refused'>
   get (id: bigint): Promise<Plant | undefined>
   /** Served by an index from `after` on: a page costs the same at any depth. */
   list (query: ListQuery): Promise<PlantRecord[]>
-  /**
-   * Rejects with StoreUnavailableError when the store does not answer or cannot be written.
-   * Asks the database at most once a second, its callers sharing the answer, unless an outage
-   * started or ended since (src/store/ready-check.ts).
-   */
+  /** Rejects with StoreUnavailableError when the store does not answer or cannot be written. */
   check (): Promise<void>
   close (): Promise<void>
 }
 
-/**
- * A write, as the adapters queue it: creates, updates and deletes share one group-commit
- * queue, so writes of one id are committed in the order they arrived.
- */
+/** A write, as the adapters queue it: creates, updates and deletes share one group-commit queue. */
 export type Write =
   | { op: 'create', plant: PlantRecord }
   | { op: 'update', id: bigint, change: PlantChange, ifMatch?: readonly string[], ifNoneMatch?: readonly string[] }

@@ -2,10 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { WEBHOOK_EVENT_TYPES } from '../../schemas/webhooks.js'
 import type { AttemptOutcome, Delivery, DeliveryStatus, Endpoint, WebhookEventType } from './webhook-types.js'
 
-/**
- * An endpoint's event types as the stores keep them: a bit each (plant.created 1, plant.updated 2,
- * plant.deleted 4), and NULL for an endpoint without `events` (plant.created, in the origin body).
- */
+/** An endpoint's event types as the stores keep them. */
 export function eventBit (type: WebhookEventType): number {
   return 1 << WEBHOOK_EVENT_TYPES.indexOf(type)
 }
@@ -18,18 +15,11 @@ function eventTypes (mask: number): WebhookEventType[] {
   return WEBHOOK_EVENT_TYPES.filter((type) => (mask & eventBit(type)) !== 0)
 }
 
-/**
- * The mask of every type some enabled endpoint receives, from the rows of the open subscriptions:
- * a change of a type outside it writes no event. (SQLite has no bit_or: a max per bit.)
- */
+/** The mask of every type some enabled endpoint receives, from the rows of the open subscriptions. */
 export const SUBSCRIBED_MASK = `SELECT coalesce(max(coalesce(events, 1) & 1), 0) | coalesce(max(events & 2), 0) | coalesce(max(events & 4), 0)
   FROM webhook_subscriptions WHERE until IS NULL`
 
-/**
- * The body of one attempt: the event's data as stored (the NewPlant JSON, or `{"id":…}` for a
- * delete), alone for an endpoint without `events`, else in the Standard Webhooks payload, whose
- * timestamp is the change's commit time.
- */
+/** The body of one attempt: the event's data as stored. */
 export function deliveryBody (standard: boolean | number, type: string, at: Date | number, data: string): string {
   if (!standard) return data
   return `{"type":"${type}","timestamp":"${new Date(Number(at)).toISOString()}","data":${data}}`
@@ -38,9 +28,8 @@ export function deliveryBody (standard: boolean | number, type: string, at: Date
 let made = 0
 
 /**
- * A new endpoint id: opaque, 32 hex digits: the time in ms, a count of this process's ids,
- * and 64 random bits. The endpoints list in (createdAt, id) order, so that those one
- * process makes in one millisecond still list in the order they were made.
+ * A new endpoint id: opaque, 32 hex digits: the time in ms, a count of this process's ids, and 64 random
+ * bits.
  */
 export function newEndpointId (): string {
   made = (made + 1) & 0xffff

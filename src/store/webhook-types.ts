@@ -1,8 +1,6 @@
 /**
- * The webhook half of the store port: subscriptions, and the outbox: one event that each
- * change writes in the same transaction as itself, which the sender then expands into a
- * delivery per endpoint. The routes use the endpoint methods; the sender (src/webhooks/)
- * uses expand, claim, finish and release.
+ * The webhook half of the store port: subscriptions, and the outbox: one event that each change writes in the
+ * same transaction as itself, which the sender then expands into a delivery per endpoint.
  */
 import type { WebhookEventType } from '../../schemas/webhooks.js'
 
@@ -16,11 +14,11 @@ export interface Endpoint {
   id: string
   url: string
   description?: string
-  /** The event types it receives, as Standard Webhooks payloads; absent: `plant.created` only, in the origin body. */
+  /** The event types it receives, as Standard Webhooks payloads. */
   events?: WebhookEventType[]
   enabled: boolean
   createdAt: Date
-  /** When the sender disabled it (a 410, or every attempt failing for WEBHOOK_DISABLE_AFTER); cleared by enabling it. */
+  /** When the sender disabled it (a 410, or every attempt failing for WEBHOOK_DISABLE_AFTER). */
   disabledAt?: Date
   /** Why the sender disabled it. */
   disabledReason?: string
@@ -58,11 +56,7 @@ export interface Delivery {
 
 export interface DeliveryPage {
   limit: number
-  /**
-   * Only deliveries after this one in listing order (newest first: by createdAt, then id,
-   * both descending). The last delivery of the previous page, so that a page costs the
-   * same at any depth and needs no row that may have been pruned since.
-   */
+  /** Only deliveries after this one in listing order (newest first: by createdAt, then id, both descending). */
   before?: { createdAt: Date, id: string }
 }
 
@@ -80,11 +74,7 @@ export interface ClaimedDelivery {
 }
 
 export interface ClaimOptions {
-  /**
-   * Endpoints whose deliveries are not claimed now: the sender's are at their bound of
-   * attempts in flight, so a slow endpoint's backlog cannot fill every claim and hold
-   * up the deliveries of the others.
-   */
+  /** Endpoints whose deliveries are not claimed now. */
   exclude?: readonly string[]
 }
 
@@ -124,10 +114,7 @@ export class EndpointLimitError extends Error {
 export interface WebhookStore {
   /** The key that authenticates list cursors, the same as PlantStore.cursorKey. */
   readonly cursorKey: Buffer
-  /**
-   * Rejects with EndpointLimitError when `limit` endpoints exist already: the count and the
-   * insert are one step, with many instances on one database too.
-   */
+  /** Rejects with EndpointLimitError when `limit` endpoints exist already. */
   createEndpoint (endpoint: NewEndpoint, limit?: number): Promise<Endpoint>
   /** Oldest first (by createdAt, then id), a page at a time by key; every endpoint without a page. */
   listEndpoints (page?: EndpointPage): Promise<Endpoint[]>
@@ -143,19 +130,9 @@ export interface WebhookStore {
   /** Makes a delivery due now, whatever its status; false when it does not exist under that endpoint. */
   retryDelivery (endpointId: string, deliveryId: string): Promise<boolean>
 
-  /**
-   * Expands events into deliveries, `limit` deliveries at most in one transaction: each event
-   * goes to the endpoints that were enabled and received its type when its change was made
-   * (an endpoint disabled since gets it as failed, for a manual retry; a deleted one, not at all).
-   * PostgreSQL: instances expanding at once take different events.
-   */
+  /** Expands events into deliveries, `limit` deliveries at most in one transaction. */
   expand (limit: number): Promise<Expansion>
-  /**
-   * Leases up to `limit` due deliveries of enabled endpoints, the longest due first (returned
-   * in no particular order), to `owner` until now + leaseMs (PostgreSQL: FOR UPDATE SKIP
-   * LOCKED, so instances never claim the same one), leaving out the endpoints in
-   * `options.exclude`. A lease that lapses makes the delivery due again: another owner takes it over.
-   */
+  /** Leases up to `limit` due deliveries of enabled endpoints, the longest due first. */
   claim (owner: string, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedDelivery[]>
   /** Records an attempt's outcome and ends the lease, if `owner` still holds it. */
   finish (owner: string, deliveryId: string, outcome: AttemptOutcome): Promise<void>
@@ -163,15 +140,12 @@ export interface WebhookStore {
   renew (owner: string, deliveryIds: readonly string[], leaseMs: number): Promise<void>
   /** Ends every lease `owner` holds, leaving those deliveries due (a clean shutdown). */
   release (owner: string): Promise<void>
-  /** Disables every enabled endpoint whose attempts have all failed since `since` or before, and stops its pending deliveries; returns how many. */
+  /** Disables every enabled endpoint whose attempts have all failed since `since` or before. */
   disableFailing (since: Date): Promise<number>
-  /** Deletes deliveries finished (succeeded or failed) before `before`, and events with none left; returns how many. */
+  /** Deletes deliveries finished (succeeded or failed) before `before`, and events with none left. */
   prune (before: Date): Promise<number>
   /** The deliveries still pending, and when the oldest of them was created (metrics). */
   backlog (): Promise<{ pending: number, oldest?: Date }>
-  /**
-   * Calls `listener` after a commit that added events or deliveries (in this process, and on
-   * PostgreSQL in every instance through LISTEN/NOTIFY). Returns a function that stops it.
-   */
+  /** Calls `listener` after a commit that added events or deliveries. */
   onDeliveries (listener: () => void): () => void
 }

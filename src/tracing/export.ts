@@ -27,19 +27,15 @@ export interface SpanExportOptions {
 // The OTLP exporter's own name for the scope, as the SDK's tracer had it.
 const SCOPE = 'plant-store'
 
-// Past an export's timeout, what is still open on its connection is cut: the transport's own
-// timeout is one of inactivity, and a collector that trickles its answer would hold it forever.
+// Past an export's timeout, what is still open on its connection is cut.
 const GRACE = 100
 
-// Informational (1xx) answers an export takes before its final one. Node's client parses each
-// and waits on for the next without end, and the transport's timeouts see a busy connection.
+// Informational (1xx) answers an export takes before its final one.
 const MAX_INFORMATIONAL = 8
 
 /**
  * Sends spans to an OTLP/HTTP collector in batches, one export at a time, through
- * @opentelemetry/otlp-exporter-base's transport for http: and https: alike (its retries,
- * OTEL_EXPORTER_OTLP_HEADERS, compression and certificate settings, and its bound on the
- * answer's size). What it sends is encoded here, as each span ends (otlp-encode.ts).
+ * @opentelemetry/otlp-exporter-base's transport; the spans are encoded as each ends (otlp-encode.ts).
  */
 export class SpanExport {
   private readonly maxQueue: number

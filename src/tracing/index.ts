@@ -1,16 +1,4 @@
 // src/tracing: OpenTelemetry traces of requests, the store and webhooks, sent over OTLP.
-//
-// Loaded only when tracing is configured (src/observability.ts imports it on demand):
-// without an OTLP endpoint no OpenTelemetry SDK module is loaded at all.
-//
-// Two pieces of this folder are our own where OpenTelemetry has packages, and stay fenced in
-// it: the tracer (spans.ts), whose spans hold only the fields OTLP sends, and the encoder
-// (otlp-encode.ts), which writes each span into its export's bytes as it ends. The SDK's spans
-// wait for their export as objects, and cost a traced request well beyond the noise: the
-// tracing table of `npm run bench` sets the SDK (bench/sdk-tracing.ts) beside ours. What leaves
-// the process is held to @opentelemetry/otlp-transformer's serializers, byte for byte, for the
-// same spans (test/src/tracing/otlp-encode.test.ts). Everything else is the packages' own: the
-// samplers, the propagator, and the transport (export.ts).
 import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Link, type SpanContext } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace'
@@ -38,27 +26,21 @@ export interface Tracing {
 // The longest a shutdown waits for the collector to take the last spans, in ms.
 const FLUSH_TIMEOUT = 2000
 
-// The probes are asked every few seconds by load balancers, and /metrics by Prometheus: their
-// spans would be noise, and a scrape's span would be the only sampled request of a server whose callers do not sample.
+// The probes are asked every few seconds by load balancers, and /metrics by Prometheus.
 const UNTRACED = new Set(['/health', '/ready', '/metrics'])
 // The most links a batch's span keeps: the largest batch (SQLite's; PostgreSQL's are smaller).
 const MAX_LINKS = 1000
 
-// The standard samplers by their OTEL_TRACES_SAMPLER names (@opentelemetry/sdk-trace reads no variables itself).
+// The standard samplers by their OTEL_TRACES_SAMPLER names.
 function sampler ({ name, ratio }: TracingConfig['sampler']): Sampler {
   const root = name.endsWith('always_off') ? new AlwaysOffSampler() : name.endsWith('traceidratio') ? new TraceIdRatioBasedSampler(ratio) : new AlwaysOnSampler()
-  // parentbased_*: a request that comes with a traceparent follows the caller's decision; the root sampler decides the rest.
+  // parentbased_*: a request that comes with a traceparent follows the caller's decision.
   return name.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root
 }
 
-/**
- * Traces exported over OTLP/HTTP to `config.url`; `database` names the store in
- * its spans. A collector that cannot be reached costs the spans, never a request:
- * they are exported in the background, and a shutdown waits for it two seconds at most.
- */
+/** Traces exported over OTLP/HTTP to `config.url`; `database` names the store in its spans. */
 export function startTracing (config: TracingConfig, database: 'sqlite' | 'postgresql', log: Pick<FastifyBaseLogger, 'info' | 'warn'>): Tracing {
-  // No global context manager or propagator: no context is carried through callbacks (that is what
-  // made tracing cost the request); the spans that join a request's trace are given it explicitly.
+  // No global context manager or propagator.
   const propagator = new W3CTraceContextPropagator()
   const exporter = new SpanExport({ url: config.url, protocol: config.protocol, serviceName: config.serviceName, log })
   const tracer = new SpanTracer(sampler(config.sampler), exporter.record, new RandomIds(), rootBound(config.sampler.name, config.sampler.ratio))
@@ -68,7 +50,7 @@ export function startTracing (config: TracingConfig, database: 'sqlite' | 'postg
     plugin: requests.plugin,
     store: {
       batch (size, writes) {
-        // A child of the first sampled request it carried, so that it shares its sampling; linked to each of them.
+        // A child of the first sampled request it carried, so that it shares its sampling.
         let first: RecordedSpan | undefined
         const links: Link[] = []
         for (const { origin } of writes) {
@@ -78,8 +60,7 @@ export function startTracing (config: TracingConfig, database: 'sqlite' | 'postg
           if (links.length < MAX_LINKS) links.push({ context: span.spanContext() })
         }
         if (first === undefined) return undefined
-        // Not asked of the sampler: every standard one records a child of a span this process records
-        // (parentbased_* by its localParentSampled, traceidratio on the same trace id, always_on always).
+        // Not asked of the sampler: every standard one records a child of a span this process records.
         const span = tracer.start('store commit', SpanKind.CLIENT,
           { 'db.system.name': database, 'db.operation.name': 'COMMIT', 'db.operation.batch.size': size }, first.traceId, first.spanContext(), links)
         return () => span.end()

@@ -1,14 +1,9 @@
 import type { Link, SpanContext } from '@opentelemetry/api'
 import type { RecordedSpan, SpanAttributes } from './spans.js'
 
-// Spans are encoded when they end, each into the batch that will carry it: a batch
-// holds bytes (protobuf) or strings (JSON), never span objects (the SDK's exporter beside
-// it: `npm run bench`'s tracing table). The fields and their
-// order are those of @opentelemetry/otlp-transformer's serializers, byte for byte
-// (test/src/tracing/otlp-encode.test.ts holds the two side by side).
+// Spans are encoded when they end, each into the batch that will carry it.
 
-// performance.now() is milliseconds since timeOrigin: a span's time is timeOrigin's
-// nanoseconds (exact, as a BigInt once) plus its own, which a double holds exactly.
+// performance.now() is milliseconds since timeOrigin.
 const ORIGIN = BigInt(Math.round(performance.timeOrigin * 1e6))
 const ORIGIN_HIGH = Number(ORIGIN >> 32n)
 const ORIGIN_LOW = Number(ORIGIN & 0xffffffffn)
@@ -31,20 +26,13 @@ const varintSize = (value: number): number => {
   return size
 }
 
-// What a batch keeps free before its spans for the head that request() writes there: the
-// resource (service.name) and the scope, and the lengths around them. A longer head is copied.
+// What a batch keeps free before its spans for the head that request() writes there.
 const HEAD_ROOM = 256
-// A batch's first buffer, and the most it keeps from one export to the next: 512 request spans
-// take about 150 KB; a run of batches with a thousand links each may take megabytes, once.
+// A batch's first buffer, and the most it keeps from one export to the next.
 const FIRST_SIZE = 64 * 1024
 const MAX_KEPT = 1024 * 1024
 
-/**
- * Protobuf: the spans of one export, each as field 2 of ScopeSpans, ready to be wrapped.
- * A batch is reused once its export has succeeded (reset()), so its buffer is allocated and
- * grown once, not per export: a buffer lives as long as its batch fills, long enough to be
- * promoted, and the memory behind it goes only in a full collection.
- */
+/** Protobuf: the spans of one export, each as field 2 of ScopeSpans, ready to be wrapped. */
 export class ProtobufSpans {
   buffer: Buffer
   pos: number
@@ -134,7 +122,7 @@ export class ProtobufSpans {
     this.close(start, 1)
   }
 
-  // An id's hex (lowercase, as the ids and the W3C propagator give it) as its bytes: in JS, not through a call into C++.
+  // An id's hex (lowercase, as the ids and the W3C propagator give it) as its bytes.
   private hex (field: number, id: string): void {
     const bytes = id.length >> 1
     this.tag(field, 2)
@@ -235,10 +223,7 @@ export class ProtobufSpans {
     this.count++
   }
 
-  /**
-   * The ExportTraceServiceRequest: one resource, one scope, these spans. Written before the
-   * spans in the batch's own buffer, which it returns a view of: valid until reset().
-   */
+  /** The ExportTraceServiceRequest: one resource, one scope, these spans. */
   request (serviceName: string, scopeName: string): Uint8Array {
     // ResourceSpans { resource, ScopeSpans { scope, spans } }, its lengths counted, not reserved.
     const fields = new ProtobufSpans(HEAD_ROOM, 0)

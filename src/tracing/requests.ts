@@ -22,10 +22,7 @@ export interface RequestTracingOptions {
   propagator: TextMapPropagator
   /** Route templates that get no span (the probes). */
   untraced: ReadonlySet<string>
-  /**
-   * The sampler follows a caller's decision (a parentbased_* sampler with its defaults): a
-   * request whose traceparent says its caller did not sample it is then not sampled either.
-   */
+  /** The sampler follows a caller's decision (a parentbased_* sampler with its defaults). */
   callerDecides?: boolean
 }
 
@@ -57,18 +54,11 @@ export interface RequestTracing {
   spanOf (origin: object | undefined): RecordedSpan | undefined
 }
 
-/**
- * One span per sampled request, named by its method and route template, with
- * HTTP's semantic conventions; nothing else. The sampler is asked first: a
- * request it does not sample gets no span, no context and no allocation beyond
- * reading its traceparent, and no context is carried through callbacks, so the
- * spans that join a request's trace (the store's batch) are given it explicitly.
- */
+/** One span per sampled request, named by its method and route template, with HTTP's semantic conventions. */
 export function traceRequests ({ tracer, propagator, untraced, callerDecides = false }: RequestTracingOptions): RequestTracing {
   function start (request: FastifyRequest): RecordedSpan | undefined {
     const traceparent = request.headers.traceparent
-    // The standard samplers decide on the trace id and the parent alone: asked with the method
-    // for a name, they let the route be looked up (an object Fastify builds) for sampled requests only.
+    // The standard samplers decide on the trace id and the parent alone.
     if (traceparent === undefined) {
       // A new trace: decided on its id's bytes, and only a sampled one's id is written out.
       const traceId = tracer.newTrace(request.method, SpanKind.SERVER)
@@ -95,8 +85,7 @@ export function traceRequests ({ tracer, propagator, untraced, callerDecides = f
     const url = request.url
     const query = url.indexOf('?')
     const scheme = request.protocol
-    // Fastify's host (X-Forwarded-Host from a trusted proxy, else Host), read once: its hostname
-    // and port getters each read it again, and the port's a regular expression with a named group.
+    // Fastify's host (X-Forwarded-Host from a trusted proxy, else Host), read once.
     const host = request.host
     const port = hostPort(host)
     const attributes: SpanAttributes = {

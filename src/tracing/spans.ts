@@ -12,11 +12,7 @@ const NO_LINKS: readonly Link[] = Object.freeze([])
 // What a sampler is told of a span's attributes before it starts: none (the standard ones read none).
 const NO_ATTRIBUTES = Object.freeze({})
 
-/**
- * A sampled span: the few fields OTLP sends, nothing else. It lives as long as its
- * request, and is encoded when it ends, so that no span waits for its export as an
- * object, as the SDK's do (`npm run bench`'s tracing table sets the two side by side).
- */
+/** A sampled span: the few fields OTLP sends, nothing else. */
 export class RecordedSpan {
   /** performance.now() at start and end: see unixNanos. */
   readonly startTime = performance.now()
@@ -57,12 +53,8 @@ export class RecordedSpan {
   }
 }
 
-/**
- * Random trace and span ids, cut from a pool of random bytes filled 256 trace ids at a
- * time and turned to hex at once when an id is first asked of it: an id is a slice of that
- * string, which V8 makes without copying (a new trace id is drawn for every request that
- * comes without one).
- */
+// Random trace and span ids, sliced from a pool of random bytes turned to hex at once: V8 slices a string
+// without copying, and a new trace id is drawn for every request that comes without one.
 export class RandomIds {
   private readonly pool = Buffer.alloc(16 * 256)
   private hex: string | undefined
@@ -93,11 +85,7 @@ export class RandomIds {
     return id === '00000000000000000000000000000000' ? this.traceId() : id
   }
 
-  /**
-   * The next trace id if the XOR of its four 32-bit words (big-endian) is below `bound`,
-   * as @opentelemetry/sdk-trace's TraceIdRatioBasedSampler decides on it; otherwise
-   * undefined, and no id is written out. Its bytes are used either way, as traceId() uses them.
-   */
+  /** The next trace id if it falls below `bound` as TraceIdRatioBasedSampler decides; otherwise undefined. */
   traceIdBelow (bound: number): string | undefined {
     const at = this.take(16)
     const pool = this.pool
@@ -113,12 +101,7 @@ export class RandomIds {
   }
 }
 
-/**
- * What a standard sampler (OTEL_TRACES_SAMPLER) decides for a trace that starts here,
- * without a parent, as a bound on its id's words (RandomIds.traceIdBelow): always_on
- * keeps every trace, always_off none, traceidratio those below the ratio's share of 2^32,
- * @opentelemetry/sdk-trace's own bound. A parentbased_* sampler decides a root as its root does.
- */
+/** What a standard sampler (OTEL_TRACES_SAMPLER) decides for a trace that starts here, without a parent. */
 export function rootBound (name: string, ratio: number): number {
   if (name.endsWith('always_off')) return 0
   if (!name.endsWith('traceidratio')) return 0x100000000
@@ -126,36 +109,24 @@ export function rootBound (name: string, ratio: number): number {
   return ratio >= 1 ? 0x100000000 : Math.floor(ratio * 0xffffffff)
 }
 
-/**
- * Starts spans that a standard sampler (OTEL_TRACES_SAMPLER) has said to record.
- * Nothing is allocated for a trace that is not sampled.
- */
+/** Starts spans that a standard sampler (OTEL_TRACES_SAMPLER) has said to record. */
 export class SpanTracer {
   constructor (
     private readonly sampler: Sampler,
     readonly sink: SpanSink,
     readonly ids: RandomIds = new RandomIds(),
-    /**
-     * The sampler's decision for a new trace as rootBound gives it, when it is a standard one:
-     * then a request without a parent is decided on its id's bytes, and the sampler is not asked.
-     */
+    /** The sampler's decision for a new trace as rootBound gives it, when it is a standard one. */
     private readonly root?: number
   ) {}
 
-  /**
-   * The id of a new trace (no parent) whose span `name` the sampler records, or undefined.
-   * The trace ids the sampler does not record are not written out.
-   */
+  /** The id of a new trace (no parent) whose span `name` the sampler records, or undefined. */
   newTrace (name: string, kind: SpanKind): string | undefined {
     if (this.root !== undefined) return this.ids.traceIdBelow(this.root)
     const traceId = this.ids.traceId()
     return this.sampled(ROOT_CONTEXT, traceId, name, kind) ? traceId : undefined
   }
 
-  /**
-   * Whether the sampler records a span of `traceId` under `parent`. The standard samplers
-   * decide on these alone: `name` is what a custom one would see.
-   */
+  /** Whether the sampler records a span of `traceId` under `parent`. */
   sampled (parent: Context, traceId: string, name: string, kind: SpanKind, links: readonly Link[] = NO_LINKS): boolean {
     return this.sampler.shouldSample(parent, traceId, name, kind, NO_ATTRIBUTES, links as Link[]).decision === SamplingDecision.RECORD_AND_SAMPLED
   }

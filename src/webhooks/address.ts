@@ -3,11 +3,7 @@
 import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 
-/**
- * Which addresses a webhook may not reach: the address rule, shared by registration
- * (a literal address in the URL) and by every attempt (the address actually dialled).
- * Pure: it looks at the address only, never at the network.
- */
+/** Which addresses a webhook may not reach. */
 
 /** Why an address is refused. */
 export interface AddressRule {
@@ -52,8 +48,7 @@ const IPV6: Table = [
   // Unique local, and the deprecated site-local.
   [PRIVATE, ['fc00::/7', 'fec0::/10']],
   [LINK_LOCAL, ['fe80::/10']],
-  // The local-use NAT64 prefix (where its IPv4 sits is the network's choice), IETF protocol
-  // assignments (Teredo, benchmarking, ORCHID…), documentation.
+  // The local-use NAT64 prefix (where its IPv4 sits is the network's choice), IETF protocol assignments.
   [RESERVED, ['64:ff9b:1::/48', '2001::/23', '2001:db8::/32', '3fff::/20']]
 ]
 
@@ -72,10 +67,7 @@ function ipv4 (high: number, low: number): ipaddr.IPv4 {
   return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff])
 }
 
-// IPv6 forms that carry an IPv4 address, which is then the one that matters: mapped
-// (::ffff:a.b.c.d, which the kernel dials as IPv4), translated (::ffff:0:a.b.c.d),
-// NAT64's well-known prefix (64:ff9b::a.b.c.d), 6to4 (2002:aabb:ccdd::/48), and the
-// deprecated IPv4-compatible ::a.b.c.d.
+// IPv6 forms that carry an IPv4 address, which is then the one that matters.
 const LAST_32 = (p: number[]): ipaddr.IPv4 => ipv4(p[6], p[7])
 const EMBEDDED: Array<[[ipaddr.IPv6, number], (parts: number[]) => ipaddr.IPv4]> = [
   [ipaddr.IPv6.parseCIDR('::ffff:0:0/96'), LAST_32],
@@ -106,10 +98,7 @@ function parseIPv6 (text: string): ipaddr.IPv6 {
   return new ipaddr.IPv6([0, 0, 0, 0, 0, 0, a << 8 | b, c << 8 | d])
 }
 
-/**
- * The rule that refuses a literal IP address (as `net.isIP` accepts it), or undefined
- * for a public unicast address. Anything that is not an address is refused as reserved.
- */
+/** The rule that refuses a literal IP address. */
 export function classifyAddress (address: string): AddressRule | undefined {
   const family = isIP(address)
   if (family === 4) return match(ipaddr.IPv4.parse(address), IPV4_RANGES)

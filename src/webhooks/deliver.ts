@@ -27,12 +27,7 @@ export interface AttemptOptions {
 /** What a delivery's lastError says of a host name the service may not reach, whatever the reason. */
 export const NO_PUBLIC_ADDRESS = 'refused: no public address'
 
-/**
- * The connection would go to an address the rule refuses, or its host name has no address.
- * The message (a delivery's lastError) names a literal address's rule only, and says the
- * same of every name that cannot be reached, resolved or not: what a `webhooks` token
- * reads never tells which internal names exist nor what they resolve to.
- */
+/** The connection would go to an address the rule refuses, or its host name has no address. */
 export class RefusedAddressError extends Error {
   constructor (rule?: string) {
     super(rule === undefined ? NO_PUBLIC_ADDRESS : `refused: ${rule}`)
@@ -42,12 +37,7 @@ export class RefusedAddressError extends Error {
 
 export type Resolve = (hostname: string, options: LookupAllOptions, callback: (error: Error | null, addresses: LookupAddress[]) => void) => void
 
-/**
- * A `lookup` for net.connect: resolves every address of the name (with `resolve`,
- * dns.lookup but in a test), and refuses the whole answer if the rule refuses any
- * of them, before a connection is tried: which one gets dialled is not ours to pick.
- * A name that does not resolve is refused in the same words.
- */
+/** A `lookup` for net.connect: resolves every address of the name. */
 export function guardedLookup (allowPrivate: boolean, resolve: Resolve = dnsLookup): LookupFunction {
   return (hostname, options, callback) => {
     const reply = callback as (error: Error | null, address?: string | LookupAddress[], family?: number) => void
@@ -61,17 +51,11 @@ export function guardedLookup (allowPrivate: boolean, resolve: Resolve = dnsLook
   }
 }
 
-/**
- * An undici Agent that checks the address each connection actually goes to: a literal
- * host here, a name in the lookup net.connect makes (so DNS rebinding cannot reach
- * inside). Nothing else chooses the address a socket dials.
- */
+/** An undici Agent that checks the address each connection actually goes to. */
 export function createWebhookAgent (options: Pick<AttemptOptions, 'allowPrivate' | 'timeout' | 'resolve'>): Agent {
   const connect = buildConnector({ lookup: guardedLookup(options.allowPrivate, options.resolve), timeout: options.timeout })
   return new Agent({
-    // A connection, checked when it was made, carries the next attempts to its origin while
-    // it is idle less than KEEP_ALIVE ms, for MAX_REQUESTS attempts at most: then a new
-    // lookup and a new check. A TCP connection's peer never changes, whatever DNS says later.
+    // A connection, checked when it was made.
     keepAliveTimeout: KEEP_ALIVE,
     keepAliveMaxTimeout: KEEP_ALIVE,
     maxRequestsPerClient: MAX_REQUESTS,
@@ -107,11 +91,7 @@ function decide (attempts: number, schedule: readonly number[], status?: number,
   return at === undefined ? { result: 'failed', status, error } : { result: 'retry', at, status, error }
 }
 
-/**
- * One attempt: POST the stored body byte for byte, signed, through `agent`, within the
- * timeout. A 2xx succeeds, a 410 is `gone`; anything else (a 3xx, which is never
- * followed, included) is retried while the schedule lasts.
- */
+/** One attempt: POST the stored body byte for byte, signed, through `agent`, within the timeout. */
 export async function attempt (agent: Agent, delivery: ClaimedDelivery, options: AttemptOptions, headers: Record<string, string> = {}): Promise<AttemptOutcome> {
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), options.timeout)

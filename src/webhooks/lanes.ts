@@ -1,13 +1,6 @@
 import type { ClaimedDelivery } from '../store/webhook-types.js'
 
-/**
- * The sender's bounds: attempts in flight per endpoint and in all. A claimed delivery
- * whose endpoint is at its bound waits here, in claim order, for one of its endpoint's
- * attempts to end. An endpoint with a whole round of its lanes waiting is left out of the
- * next claims (`full`), so a slow endpoint's backlog holds up only itself; one with less
- * waiting is claimed for again while its attempts run, so that its next round is at hand
- * before its lanes free (on PostgreSQL a claim is a round trip).
- */
+/** The sender's bounds: attempts in flight per endpoint and in all. */
 export class Lanes {
   /** Attempts in flight, in all. */
   running = 0

@@ -1,11 +1,6 @@
 import { performance } from 'node:perf_hooks'
 
-/**
- * Keeps the sender's store work to a share of the time while plant writes are being made
- * (`contended`): after each piece of work the sender's next one waits in proportion to how
- * long it took. On SQLite that work holds the one writer and the event loop, so plant
- * writes get the rest and deliveries lag; once the writes stop, nothing waits.
- */
+/** Keeps the sender's store work to a share of the time while plant writes are being made (`contended`). */
 export class Pacer {
   private until = 0
   private readonly waits = new Set<() => void>()

@@ -1,10 +1,8 @@
 import { performance } from 'node:perf_hooks'
 
 /**
- * Whether the process is busy serving: the event loop's utilization over the last
- * `interval` ms above `threshold`. Read by the webhook sender, which then keeps one
- * attempt in flight, so that the API keeps the CPU under saturation and the backlog
- * is delivered once the load eases.
+ * Whether the process is busy serving: the event loop's utilization over the last `interval` ms above
+ * `threshold`.
  */
 export class Pressure {
   private busy = false

@@ -9,12 +9,7 @@ export interface SenderLogger {
   error (obj: object, msg: string): void
 }
 
-/**
- * What the sender says: each attempt (debug; a 410 or a spent schedule louder), and its
- * own troubles. An unavailable store is the store's to report (it logs an outage once),
- * so the sender says once that it paused and once that it resumed; anything else is a
- * fault worth a line each time. Never a URL, a secret or a body.
- */
+/** What the sender says: each attempt (debug; a 410 or a spent schedule louder), and its own troubles. */
 export class SenderLog {
   private paused = false
 

@@ -32,17 +32,13 @@ export interface SenderOptions extends AttemptOptions {
   /** Hears of every attempt (metrics, traces), and may add headers to its request. */
   observer?: WebhookObserver
   /**
-   * True while the process is saturated: then one attempt at a time, so that the API's
-   * requests keep the CPU. Default: the event loop busy over 90% of the last 200 ms.
+   * True while the process is saturated: then one attempt at a time, so that the API's requests keep the
+   * CPU.
    */
   busy?: () => boolean
   /** Sets the timers that wake the sender for a retry or after a pause. Default: setTimeout. */
   setTimer?: (wake: () => void, ms: number) => NodeJS.Timeout
-  /**
-   * True while plant writes are being made: then the sender's store work (expansion, claims,
-   * outcomes, pruning) takes `share` of the time at most, and the rest is theirs. Default:
-   * never (the app tells it of the store's batches of plant writes).
-   */
+  /** True while plant writes are being made. */
   writing?: () => boolean
   /** See `writing`. */
   share?: number
@@ -50,25 +46,17 @@ export interface SenderOptions extends AttemptOptions {
 
 // Deliveries claimed at once.
 const BATCH = 16
-// A lease lasts an attempt and this margin, and is renewed while its delivery is held (waiting
-// for its endpoint's lanes, in flight, or its outcome being recorded), every RENEW ms: a crashed
-// instance's deliveries are due again within WEBHOOK_TIMEOUT and the margin.
+// A lease lasts an attempt and this margin, and is renewed while its delivery is held.
 export const LEASE_MARGIN = 5000
 const RENEW = LEASE_MARGIN / 2
 // The sender's store work's share of the time by default.
 const SHARE = 0.2
 // How long, in ms, after a claim that left out full endpoints and found nothing, before the next such claim.
 const BARREN_PAUSE = 100
-// Deliveries one expansion step adds at most: a change's cost does not grow with the endpoints,
-// and a step holds the store (on SQLite, the event loop) only briefly.
+// Deliveries one expansion step adds at most.
 export const EXPAND_STEP = 500
 
-/**
- * The sender: expands each change's event into its deliveries, a bounded step at a time, claims due deliveries under a lease, makes their attempts with bounds per
- * endpoint and in all, and records each outcome. It wakes when a commit adds deliveries
- * (onDeliveries), else polls; it pauses while the store is unavailable and resumes by
- * itself. Plant requests never wait for it.
- */
+/** The sender: expands each change's event into its deliveries, a bounded step at a time. */
 export class WebhookSender {
   /** This process's name on its leases: a restarted process is another owner. */
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
@@ -138,10 +126,7 @@ export class WebhookSender {
     this.wake()
   }
 
-  /**
-   * Expands the events committed, then looks for due deliveries; while an expansion is under
-   * way, looks now and has it take one more step after it.
-   */
+  /** Expands the events committed, then looks for due deliveries. */
   wake (): void {
     if (!this.started || this.stopped) return
     if (this.expanding === undefined) {
@@ -164,8 +149,7 @@ export class WebhookSender {
     this.claimed = this.claim()
   }
 
-  // Claims until a claim comes back short or there is no room. `claiming` is cleared in the
-  // same tick as the last look at `again`, so that no wake-up falls in between.
+  // Claims until a claim comes back short or there is no room.
   private async claim (): Promise<void> {
     this.claiming = true
     try {
@@ -178,8 +162,7 @@ export class WebhookSender {
         if (room <= 0) break
         const exclude = this.lanes.full()
         if (exclude.length > 0 && Date.now() < this.barrenUntil) {
-          // A claim that leaves out full endpoints reads past their whole due backlog: after
-          // one that found nothing else, the next waits a moment (or until a lane frees up).
+          // A claim that leaves out full endpoints reads past their whole due backlog.
           if (!this.barrenWake) {
             this.barrenWake = true
             this.wakeBy(this.barrenUntil)
@@ -198,8 +181,7 @@ export class WebhookSender {
           if (!this.stopped && this.lanes.admit(delivery)) this.begin(delivery)
           else waiting = true
         }
-        // A full batch that could all start: more may be due. One whose endpoint filled up
-        // claims again when that endpoint has room (lanes.end wakes the sender).
+        // A full batch that could all start: more may be due.
         if (claimed.length === room && !waiting) this.again = true
       } while (this.again && !this.stopped)
     } catch (error) {
@@ -208,8 +190,7 @@ export class WebhookSender {
     this.claiming = false
   }
 
-  // Steps one after another, each a transaction of its own, with the event loop's other work
-  // between them. The claim follows the first step, and every step that added deliveries.
+  // Steps one after another, each a transaction of its own, with the event loop's other work between them.
   private async expandSteps (): Promise<void> {
     let first = true
     try {
@@ -240,10 +221,7 @@ export class WebhookSender {
     this.inFlight.add(run)
   }
 
-  // The endpoint's lane is free once the attempt has its outcome: the next attempt to it does
-  // not wait for this one's outcome to be recorded (a round trip to PostgreSQL). The delivery
-  // stays leased meanwhile, so no claim takes it again; stop() still waits for the record.
-  // Once less than a round of the endpoint's lanes waits, its next deliveries are claimed.
+  // The endpoint's lane is free once the attempt has its outcome.
   private endAttempt (delivery: ClaimedDelivery): void {
     const next = this.lanes.end(delivery.endpointId)
     if (next !== undefined) this.begin(next)
@@ -270,8 +248,7 @@ export class WebhookSender {
     if (outcome.result === 'retry') this.wakeBy(outcome.at.getTime())
   }
 
-  // The outcomes of one turn go to the store together (both stores write them as one batch),
-  // and the time they took counts towards the sender's share.
+  // The outcomes of one turn go to the store together.
   private async record (id: string, outcome: AttemptOutcome): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       if (this.finishing.push({ id, outcome, done: (error) => error === undefined ? resolve() : reject(error) }) > 1) return
@@ -303,11 +280,10 @@ export class WebhookSender {
   private wakeBy (at: number): void {
     const delay = at - Date.now()
     if (this.stopped || delay >= this.options.pollInterval) return
-    // A retry already due (its outcome took long to record) wakes at once: Node.js 24 warns of a negative delay.
+    // A retry already due (its outcome took long to record) wakes at once.
     const timer = this.setTimer(() => {
       this.retries.delete(timer)
-      // Node's timers keep a clock of their own, not Date.now()'s: one can fire a little
-      // early, and a claim then would find nothing due and leave the retry to the poll.
+      // Node's timers keep a clock of their own, not Date.now()'s.
       if (Date.now() < at) this.wakeBy(at)
       else this.claimNow()
     }, Math.max(0, delay))
@@ -320,11 +296,7 @@ export class WebhookSender {
       .finally(() => { this.pruning = undefined })
   }
 
-  /**
-   * Stops claiming, lets the attempts in flight finish for up to `grace` ms (then cuts
-   * them off), and gives back every lease still held, so that those deliveries are due
-   * again at once, here after a restart or in another instance.
-   */
+  /** Stops claiming, lets the attempts in flight finish for up to `grace` ms. */
   async stop (): Promise<void> {
     if (this.stopped) return
     this.stopped = true

@@ -1,10 +1,6 @@
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
 
-/**
- * Standard Webhooks signatures (standardwebhooks.com): an HMAC-SHA256 of
- * `id.timestamp.body` under each secret, so a receiver checks with any library
- * that follows the specification.
- */
+/** Standard Webhooks signatures (standardwebhooks.com). */
 
 const PREFIX = 'whsec_'
 
@@ -19,9 +15,7 @@ export interface SignatureHeaders {
   'webhook-signature': string
 }
 
-// A key object per secret, made once: from raw bytes, Node.js makes one for every HMAC,
-// and that costs more than the HMAC itself. Bounded: past that many secrets the keys are
-// made again as they are used.
+// A key object per secret, made once: from raw bytes, Node.js makes one for every HMAC.
 const MAX_KEYS = 1024
 const keys = new Map<string, KeyObject>()
 
@@ -39,12 +33,7 @@ function sign (secret: string, content: Buffer): string {
   return `v1,${createHmac('sha256', keyOf(secret)).update(content).digest('base64')}`
 }
 
-/**
- * The headers of one attempt: `id` is the delivery's (the same for every retry, so a
- * receiver deduplicates by it), the timestamp is this attempt's, in seconds, and there
- * is one `v1,` signature per secret, space-separated, so a receiver that has the
- * previous secret still verifies during a rotation.
- */
+/** The headers of one attempt: `id` is the delivery's. */
 export function signatureHeaders (id: string, body: string, secrets: readonly string[], now: number = Date.now()): SignatureHeaders {
   const timestamp = String(Math.floor(now / 1000))
   const content = Buffer.from(`${id}.${timestamp}.${body}`, 'utf8')

@@ -3,17 +3,10 @@ import { refusedAddress } from './address.js'
 
 export const MAX_URL_LENGTH = 2048
 
-/**
- * Checks an endpoint URL at registration, without any connection: absolute http or
- * https, no user info, at most 2048 characters, and no literal address the rule
- * refuses. A host name passes: what it resolves to can change, so every attempt
- * checks the address it dials (deliver.ts). Returns what is wrong, as the end of a
- * sentence that starts with the field's name ("must be …"), or undefined when it is fine.
- */
+/** Checks an endpoint URL at registration, without any connection. */
 export function checkEndpointUrl (text: string, allowPrivate: boolean): string | undefined {
   if (text.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters long`
-  // The URL parser drops leading and trailing spaces and any tab or newline inside:
-  // what is stored must be what is sent.
+  // The URL parser drops leading and trailing spaces and any tab or newline inside.
   if ([...text].some((char) => char <= ' ' || char === '\u007f')) return 'must not contain spaces or control characters'
   let url: URL
   try {
@@ -23,7 +16,7 @@ export function checkEndpointUrl (text: string, allowPrivate: boolean): string |
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an absolute http or https URL'
   if (url.username !== '' || url.password !== '') return 'must not contain user info (a user name or password)'
-  // The parser gives the canonical form, so `0x7f.1`, `2130706433` and `[::ffff:7f00:1]` are seen as what they are.
+  // The parser gives the canonical form, so `0x7f.1`.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
   if (isIP(host) === 0) return undefined
   const refused = refusedAddress(host, allowPrivate)

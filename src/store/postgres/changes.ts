@@ -6,14 +6,7 @@ import type { Query } from './query.js'
 
 type WriteWaiter = Waiter<Write, WriteResult>
 
-// A run of updates in one statement, hence one transaction. Its rows are locked first, in
-// ascending id order (so batches of several instances never wait on each other in a cycle),
-// and read as they are once locked: the If-Match and If-None-Match checks, the merge and whether
-// anything changes are decided on the row as the update finds it, not on an older snapshot. A change
-// that changes nothing, or is refused, writes nothing, and has no event. The batch is one parameter, a JSON
-// array of {id, change, match, none}; each id once (a run ends before an id it holds). An event's data
-// is the plant after the change, built as stringifyNewPlant writes it (to_json escapes a string
-// as JSON.stringify does), the id's digits exact.
+// A run of updates in one statement, hence one transaction.
 const updateStatement = (feed: boolean): string => `WITH input AS (
     SELECT x.ord, (x.e->>'id')::bigint AS id, x.e->'change' AS change, x.e->>'match' AS match, x.e->>'none' AS none
     FROM json_array_elements($1::json) WITH ORDINALITY AS x (e, ord)
@@ -36,9 +29,7 @@ const updateStatement = (feed: boolean): string => `WITH input AS (
   SELECT ord, name, tag, changed, refused, (SELECT count(*) FROM notified) AS notified FROM decided`
 export const UPDATE = updateStatement(false)
 
-// A run of deletes in one statement, decided as a run of updates is: its rows are locked first,
-// in ascending id order, and the If-Match and If-None-Match checks are made on each row as it is
-// once locked (a row changed meanwhile is checked as it now is; one deleted meanwhile is not found).
+// A run of deletes in one statement, decided as a run of updates is.
 const deleteStatement = (feed: boolean): string => `WITH locked AS (
     SELECT p.id, p.name, p.tag FROM plants p WHERE p.id = ANY($1::bigint[]) ORDER BY p.id FOR UPDATE
   ), decided AS (
@@ -57,10 +48,7 @@ const FEED = { update: updateStatement(true), delete: deleteStatement(true) }
 type Update = Write & { op: 'update' }
 type Delete = Write & { op: 'delete' }
 
-/**
- * Sends a run of writes with `send`, which settles each of them. A row the server refuses
- * must not fail the others: when the run fails but for an outage, each goes alone, in order.
- */
+/** Sends a run of writes with `send`, which settles each of them. */
 async function eachAloneOnError (run: WriteWaiter[], send: (run: WriteWaiter[]) => Promise<void>): Promise<void> {
   try {
     await send(run)
@@ -73,7 +61,10 @@ async function eachAloneOnError (run: WriteWaiter[], send: (run: WriteWaiter[]) 
   }
 }
 
-/** What the outbox needs of a batch: the instance's name for its notifications, who to tell of events committed, and whether the change feed is on. */
+/**
+ * What the outbox needs of a batch: the instance's name for its notifications, who to tell of events
+ * committed.
+ */
 export interface OutboxNotice { instance: string, notified: () => void, feed?: boolean }
 
 /** The statements of a batch's updates and deletes, sent through `write` (the batch's connection). */
@@ -103,9 +94,9 @@ export function changeWrites (write: Query, { instance, notified, feed = false }
   }
 
   return {
-    /** Commits a run of updates of distinct ids: one statement; each caller hears its plant as it now is, or undefined. */
+    /** Commits a run of updates of distinct ids: one statement. */
     updateAll: (run: WriteWaiter[]) => eachAloneOnError(run, sendUpdates),
-    /** Commits a run of deletes of distinct ids: one statement; each caller hears whether its plant was removed, or refused. */
+    /** Commits a run of deletes of distinct ids: one statement. */
     deleteAll: (run: WriteWaiter[]) => eachAloneOnError(run, sendDeletes)
   }
 }

@@ -1,10 +1,7 @@
 // The network between the service and the server.
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
 
-// SQLSTATE classes in which every code means "not now" rather than "not this request":
-// 08 connection exception, 28 invalid authorization (a password or role changed),
-// 53 insufficient resources (disk full, out of memory, too many connections),
-// 57P operator intervention (shutdown, crash, cannot connect now, database dropped).
+// SQLSTATE classes in which every code means "not now" rather than "not this request".
 const CLASSES = /^(08|28|53|57P)/
 
 // Single codes of other classes with the same meaning.
@@ -19,10 +16,7 @@ const CODES = new Set([
 // pg reports a lost connection and its own timeouts by message only.
 const MESSAGES = /^(Connection terminated|timeout exceeded|Query read timeout|Client has encountered a connection error)/
 
-/**
- * Whether an error of pg or of the network means "the store is unavailable now"
- * (a 503, and a batch that failed so is not retried row by row).
- */
+/** Whether an error of pg or of the network means "the store is unavailable now". */
 export function isUnavailable (error: Error & { code?: string }): boolean {
   const code = String(error.code)
   return NETWORK.has(code) || CODES.has(code) || CLASSES.test(code) || MESSAGES.test(error.message)

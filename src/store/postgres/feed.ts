@@ -3,9 +3,7 @@ import { ALL_TYPES, FEED_PRUNE_CHUNK, feedEvent, newFloor, nextPosition, TYPE_BI
 import type { Transaction } from './outbox.js'
 import type { Query } from './query.js'
 
-// A page, the floor and the end in one statement, hence one snapshot: the ids follow commit
-// order (outbox.ts, feedOrder), so what the snapshot holds above the position is a prefix of
-// what will ever be there. The first row always comes (the bounds), with no event when none follows.
+// A page, the floor and the end in one statement, hence one snapshot.
 const page = (filtered: boolean): string => `WITH bounds AS (
     SELECT floor, greatest(floor, coalesce((SELECT max(id) FROM webhook_events), 0)) AS last FROM webhook_feed
   ), page AS (
@@ -19,9 +17,7 @@ const PAGE = page(false)
 const FILTERED_PAGE = page(true)
 const END = 'SELECT floor, greatest(floor, coalesce((SELECT max(id) FROM webhook_events), 0)) AS last FROM webhook_feed'
 
-// The floor moves up to the last old event of a chunk; the events it passes go, but for those a
-// delivery still needs (the webhooks' prune takes them later) and the newest event.
-// The floor's row lock makes the prunes of several instances take turns.
+// The floor moves up to the last old event of a chunk.
 const FLOOR = 'SELECT floor FROM webhook_feed FOR UPDATE'
 const CHUNK = 'SELECT id, created_at < $3 AS old FROM webhook_events WHERE id > $1 ORDER BY id LIMIT $2'
 const RAISE = 'UPDATE webhook_feed SET floor = $1'

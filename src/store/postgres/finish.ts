@@ -3,14 +3,7 @@ import type { AttemptOutcome } from '../webhook-types.js'
 import { lockEndpoint, resubscribe, stopPending, type Transaction } from './outbox.js'
 import type { Query } from './query.js'
 
-// Each row: an attempt's outcome, recorded only while its owner still holds the lease (a lease
-// is only ever held on a pending delivery: every change of status clears it). KEY SHARE on the
-// endpoints before any delivery row: a disable, a delete or a 410 (which lock the endpoint,
-// then its deliveries) waits for the statement or runs before it, and never holds one of its
-// rows while it holds another (a deadlock). The rows are found by key, whatever the statistics
-// say: no other condition on them can use an index (the endpoint's is compared as an array), for
-// a planner that believes the backlog small would read all of it through one, at every outcome.
-// Sent unnamed: a plan kept from when the table was small reads it whole once it is not.
+// Each row: an attempt's outcome, recorded only while its owner still holds the lease.
 export const FINISH = `UPDATE webhook_deliveries d SET status = f.status, attempts = d.attempts + 1, last_status = f.last_status,
     last_error = f.last_error, next_attempt_at = f.next, lease_owner = NULL, lease_until = NULL,
     finished_at = CASE WHEN f.status = 'pending' THEN NULL ELSE now() END
@@ -20,9 +13,7 @@ export const FINISH = `UPDATE webhook_deliveries d SET status = f.status, attemp
     FOR KEY SHARE OF e
   ) RETURNING d.endpoint_id, f.status <> 'succeeded' AS failed`
 
-// Since its last success: an endpoint with a success among the outcomes is cleared, one with
-// only failures is set if it was not. The rows that change are locked in id order, so that two
-// instances never wait on each other's.
+// Since its last success: an endpoint with a success among the outcomes is cleared.
 const FAILING = `WITH outcome AS (
     SELECT endpoint_id, bool_and(failed) AS failed FROM unnest($1::text[], $2::boolean[]) AS o (endpoint_id, failed) GROUP BY endpoint_id
   ), changing AS (
@@ -46,12 +37,7 @@ function values (finishes: Finish[]): unknown[] {
   ]
 }
 
-/**
- * The sender's outcomes: those recorded in one turn of the event loop share one statement
- * (one round trip and one commit for many attempts), as on SQLite they share one transaction;
- * and while one batch is being written, the outcomes that come meanwhile gather for the next
- * (attempts end one per turn, each answer in a turn of its own, so a turn alone gathers few).
- */
+/** The sender's outcomes: those recorded in one turn of the event loop share one statement. */
 export function finishQueries (query: Query, transaction: Transaction) {
   let turn: Waiting[] = []
   let writing = false
@@ -98,8 +84,7 @@ export function finishQueries (query: Query, transaction: Transaction) {
     for (const waiting of batch) waiting.resolve()
   }
 
-  // In arrival order, as one at a time would land: a 410, or a second outcome for a delivery
-  // already in the statement (it finds the lease ended), waits for the statement before it.
+  // In arrival order, as one at a time would land.
   async function flush (batch: Waiting[]): Promise<void> {
     let rows: Waiting[] = []
     let ids = new Set<string>()

@@ -39,21 +39,12 @@ export interface PostgresStoreOptions {
 }
 
 // Ready means writable: the server is not a standby and the session is not read-only.
-// Chosen over a write that rolls back, which would take a transaction id and leave a
-// dead row at every probe, and would see no more: what refuses writes while reads
-// still work is recovery (a standby) or default_transaction_read_only; a full disk
-// shows only when a write needs new space, which neither probe is sure to need.
 const WRITABLE = "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::boolean AS read_only"
 
-// Once writes have failed, ready means that one succeeds again: a plant of 64 kB of
-// incompressible text under a random id, inserted and rolled back, needs new heap and
-// TOAST pages as a real one does (a full disk refuses them; a lock holds it). Made only then.
+// Once writes have failed, ready means that one succeeds again.
 const HEADROOM = "INSERT INTO plants (id, name) SELECT (random() * 9.2e18)::bigint, string_agg(md5(random()::text), '') FROM generate_series(1, 4096) ON CONFLICT (id) DO NOTHING"
 
-/**
- * Whether a statement sent as a write changed a row, and so shows that writes succeed: one that
- * changed none (a claim that found nothing due) succeeds on a full disk too.
- */
+/** Whether a statement sent as a write changed a row, and so shows that writes succeed. */
 const changedRows = (result: pg.QueryResult): boolean => result.rowCount !== 0
 
 // How much later than the server's statement_timeout the client gives up on an answer, in ms.
@@ -63,19 +54,14 @@ const QUERY_TIMEOUT_MARGIN = 1000
 const MAX_BATCH = 1000
 const MAX_IN_FLIGHT = 2
 
-/**
- * The PlantStore on PostgreSQL: a pool, migrations when it opens, and writes
- * committed in batches (group commit), each caller told its own outcome.
- */
+/** The PlantStore on PostgreSQL: a pool, migrations when it opens, and writes committed in batches. */
 export async function openPostgresStore (options: PostgresStoreOptions): Promise<PlantStore> {
   const { url, poolSize, timeout, queueLimit = 10_000, log = SILENT, observer, feed = false } = options
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: timeout,
-    // The server cancels a slow statement first and the connection stays usable; the
-    // client's own limit, a little later, ends a statement lost in a stalled network.
-    // Callers hear within `timeout` regardless: the write queue and reads keep their own deadline.
+    // The server cancels a slow statement first and the connection stays usable.
     statement_timeout: timeout,
     query_timeout: timeout + QUERY_TIMEOUT_MARGIN,
     keepAlive: true,
@@ -88,7 +74,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   // A connection that dies while idle (server restart, network cut) must not crash the process.
   pool.on('error', lost)
 
-  /** The error to throw for `error`: a StoreUnavailableError when the store cannot answer now (the outage noted), else `error`. */
+  /** The error to throw for `error`: a StoreUnavailableError when the store cannot answer now. */
   function failure (access: Access, error: unknown): unknown {
     if (error instanceof StoreUnavailableError) {
       outage.down(access, error.message)
@@ -107,7 +93,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     } catch (error) {
       throw failure(access, error)
     }
-    // A write that changed no row wrote nothing (a claim that found nothing due succeeds on a full disk): it says nothing of whether writes succeed.
+    // A write that changed no row wrote nothing (a claim that found nothing due succeeds on a full disk).
     outage.up(access === 'write' && !wrote(result) ? 'read' : access)
     return result
   }
@@ -122,9 +108,6 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   }
 
   // Named statements: each connection parses and plans them once, not once per batch.
-  // A read met by a pooled connection that the server has ended (a failover, a restart, an
-  // administrator) is sent once more, on a connection the pool opens in its place: the
-  // first read after such an end should not be a 503. Reads change nothing, so a second send is safe.
   const send: Query = (name, text, values) => pool.query({ name, text, values })
     .catch((error: Error) => isLostConnection(error) ? pool.query({ name, text, values }) : Promise.reject(error))
   const read: Query = (name, text, values) => run('read', () => send(name, text, values))
@@ -135,8 +118,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
   // The gets of one turn share one statement; each caller keeps its own deadline and outage note through `run`.
   const reads = readTurns((ids) => plantsById(send, ids))
 
-  // A batch takes its connection first (pg waits connectionTimeoutMillis at most), and
-  // only then picks its writes: none whose caller timed out or left meanwhile is sent.
+  // A batch takes its connection first (pg waits connectionTimeoutMillis at most).
   async function commit (batch: Array<Waiter<Write, WriteResult>>): Promise<void> {
     let client: pg.PoolClient
     try {
@@ -167,8 +149,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
     }
   }
 
-  // Two batches in flight: one commits while the next gathers. More would only
-  // shrink the batches and multiply the commits (measured with npm run bench).
+  // Two batches in flight: one commits while the next gathers.
   const writes = groupCommit<Write, WriteResult>({
     commit,
     maxBatch: MAX_BATCH,
@@ -202,7 +183,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
 
     list: samePages(plants.list),
 
-    // A read while writes succeed; once they fail, a write that rolls back, which ends the outage when it succeeds.
+    // A read while writes succeed; once they fail, a write that rolls back.
     check: readyCheck(async () => {
       const writesFailing = outage.writesFailing()
       await run(writesFailing ? 'write' : 'read', async () => {
@@ -228,8 +209,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
       })
     }, outage),
 
-    // Pending and in-flight batches commit first, so every write already called gets its outcome;
-    // so do the gets already called (none joins once ended), before the pool, which would leave them waiting, ends.
+    // Pending and in-flight batches commit first, so every write already called gets its outcome.
     close () {
       closing ??= writes.drain().then(async () => {
         ended = true

@@ -18,10 +18,7 @@ export interface ListenOptions {
 const FIRST_DELAY = 100
 const MAX_DELAY = 5000
 
-/**
- * A connection of its own (a pooled one would lose its LISTEN when returned) that
- * listens on CHANNEL, and connects again, for as long as it takes, when it is lost.
- */
+/** A connection of its own (a pooled one would lose its LISTEN when returned) that listens on CHANNEL. */
 export function listen (options: ListenOptions): { stop: () => Promise<void> } {
   const { url, timeout, log, notified, reconnected } = options
   let client: pg.Client | undefined

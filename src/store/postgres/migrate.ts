@@ -9,10 +9,6 @@ export const MIGRATIONS = [
   // Serves a tag-filtered page by key: WHERE tag = $ AND id > $ ORDER BY id.
   'CREATE INDEX plants_tag_id ON plants (tag, id)',
   // Webhooks: subscriptions, and the outbox (an event per plant added, a delivery per endpoint).
-  // Ids compare bytewise (COLLATE "C"); delivery times are kept to the millisecond, as a Date
-  // holds them, so a page's cursor compares exactly (endpoints keep microseconds: their list is
-  // in creation order). No foreign keys: the store's own statements keep the rows consistent,
-  // and a trigger per delivery row would tax every create.
   `CREATE TABLE webhook_endpoints (
     id TEXT COLLATE "C" PRIMARY KEY, url TEXT NOT NULL, description TEXT, enabled BOOLEAN NOT NULL,
     secret TEXT NOT NULL, previous_secret TEXT, previous_secret_until TIMESTAMPTZ,
@@ -37,17 +33,10 @@ export const MIGRATIONS = [
   CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`,
   // Secrets the service keeps, made once and read by every instance (cursorKey).
   'CREATE TABLE plant_store_keys (name TEXT COLLATE "C" PRIMARY KEY, key BYTEA NOT NULL)',
-  // The endpoints page by key, oldest first: their times kept to the millisecond, as a Date
-  // holds them, so that a page's cursor compares exactly.
+  // The endpoints page by key, oldest first.
   `ALTER TABLE webhook_endpoints ALTER COLUMN created_at TYPE TIMESTAMPTZ(3);
   CREATE INDEX webhook_endpoints_created ON webhook_endpoints (created_at, id);`,
-  // Typed events through a bounded outbox: a change writes one event, which the sender expands
-  // into deliveries later, a bounded step at a time (fanout: NULL once expanded, else the last
-  // endpoint id expanded so far, '' for none). An endpoint's event types are a mask (NULL:
-  // plant.created in the origin body). Subscriptions keep each endpoint's enabled spells by
-  // generation, so that an event goes to the endpoints enabled when its change was made; the
-  // generation row also holds the mask of every type received now (SUBSCRIBED_MASK). Events and
-  // deliveries already there are plant.created, expanded, in the origin body.
+  // Typed events through a bounded outbox: a change writes one event.
   `ALTER TABLE webhook_endpoints ADD COLUMN events INTEGER;
   ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'plant.created';
   ALTER TABLE webhook_events ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
@@ -61,9 +50,7 @@ export const MIGRATIONS = [
   CREATE TABLE webhook_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value BIGINT NOT NULL, mask INTEGER NOT NULL);
   INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, NULL, 0 FROM webhook_endpoints WHERE enabled;
   INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT CASE WHEN count(*) > 0 THEN 1 ELSE 0 END FROM webhook_endpoints WHERE enabled));`,
-  // Finished deliveries, succeeded or failed, are pruned by when they finished (those already
-  // finished, by when they were made). An endpoint keeps when its attempts began to fail
-  // (since its last success), and when and why the sender disabled it.
+  // Finished deliveries, succeeded or failed, are pruned by when they finished.
   `ALTER TABLE webhook_deliveries ADD COLUMN finished_at TIMESTAMPTZ(3);
   UPDATE webhook_deliveries SET finished_at = created_at WHERE status <> 'pending';
   DROP INDEX webhook_deliveries_succeeded;
@@ -71,8 +58,7 @@ export const MIGRATIONS = [
   ALTER TABLE webhook_endpoints ADD COLUMN failing_since TIMESTAMPTZ(3);
   ALTER TABLE webhook_endpoints ADD COLUMN disabled_at TIMESTAMPTZ(3);
   ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;`,
-  // The change feed: the events above the floor are its own (every change writes one); those at
-  // or below it were pruned, or were written before it started (feed-types.ts).
+  // The change feed: the events above the floor are its own (every change writes one).
   `CREATE TABLE webhook_feed (id INTEGER PRIMARY KEY CHECK (id = 1), floor BIGINT NOT NULL);
   INSERT INTO webhook_feed (id, floor) VALUES (1, (SELECT coalesce(max(id), 0) FROM webhook_events));`
 ]
@@ -100,10 +86,7 @@ export async function migrate (pool: pg.Pool, feed = false): Promise<void> {
   }
 }
 
-/**
- * The key that authenticates list cursors: made by the first instance that opens the
- * database, and read by every other, so that each accepts the cursors of its peers.
- */
+/** The key that authenticates list cursors. */
 export async function cursorKey (pool: pg.Pool): Promise<Buffer> {
   // The INSERT waits for a peer's concurrent one to end; the SELECT, a statement of its own, then sees its row.
   await pool.query("INSERT INTO plant_store_keys (name, key) VALUES ('cursor', $1) ON CONFLICT (name) DO NOTHING", [randomBytes(32)])

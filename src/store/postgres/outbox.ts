@@ -6,14 +6,7 @@ import type { ClaimOptions, ClaimedDelivery, Expansion, WebhookEventType } from 
 import { CHANNEL } from './listen.js'
 import type { Query } from './query.js'
 
-// A batch's creates and their events in one statement, hence one transaction: no plant
-// without its event, no event without its plant, one round trip.
-// The batch is one parameter, a JSON array of the plants' NewPlant JSON: `json` (not
-// jsonb) keeps each element's text as sent, which is the event's body, and ->> gives
-// the id's digits as written, so the cast to bigint is exact. One string joined from
-// bodies already made costs the service less than four arrays pg would escape element by element.
-// Only the rows this statement inserted get an event: a replay or a conflict gets none.
-// pg_notify is queued with the transaction and sent by its commit.
+// A batch's creates and their events in one statement, hence one transaction.
 const insertStatement = (feed: boolean): string => `WITH new AS (
     SELECT (e->>'id')::bigint AS id, e->>'name' AS name, e->>'tag' AS tag, e::text AS body FROM json_array_elements($1::json) AS e
   ), inserted AS (
@@ -24,15 +17,7 @@ const insertStatement = (feed: boolean): string => `WITH new AS (
 const INSERT = insertStatement(false)
 const FEED_INSERT = insertStatement(true)
 
-/**
- * The CTEs that write a statement's events into the outbox, one per row of `from`, when some
- * enabled endpoint receives `type`, and queue a notification for the commit. O(1) per change
- * whatever the number of endpoints: one row read (the generation, which also holds the mask of
- * the types received now), one row written. The generation is the one the statement's snapshot
- * sees, so the event goes to the endpoints as they were then (see EXPAND).
- * With the change feed on (`feed`), every change writes its event (one no endpoint receives is
- * born expanded), and see feedOrder for how its id follows commit order.
- */
+/** The CTEs that write a statement's events into the outbox, one per row of `from`. */
 export function outboxEvents (type: WebhookEventType, id: string, data: string, from: string, feed = false): string {
   const received = `state.mask & ${eventBit(type)} <> 0`
   return `state AS (
@@ -47,10 +32,8 @@ export function outboxEvents (type: WebhookEventType, id: string, data: string, 
 }
 
 /**
- * The change feed's order on PostgreSQL: an event's id is taken under a transaction-level lock
- * held to the commit, so ids follow commit order and no reader sees an id while a smaller one
- * can still commit. The lock is taken only once every row of `from` is made (the count reads
- * them all): the statement's row locks come first, so no lock cycle can form with a peer.
+ * The change feed's order on PostgreSQL: an event's id is taken under a transaction-level lock held to the
+ * commit, so ids follow commit order and no reader sees an id while a smaller one can still commit.
  */
 function feedOrder (from: string): string {
   return `ordered AS (
@@ -58,11 +41,7 @@ function feedOrder (from: string): string {
   ), `
 }
 
-// One step of an event's expansion: the endpoints whose subscription spell covers its generation,
-// in id order from where the last step stopped. KEY SHARE on them: a disable, a delete or a 410
-// (FOR UPDATE) in progress is waited for, and one that came first is seen as it is now; an endpoint
-// disabled since gets the delivery as failed, as a disable leaves its pending ones. A delivery id
-// starts with the time in ms (12 hex digits), then 64 random bits, so that new keys go at the end of the index.
+// One step of an event's expansion: the endpoints whose subscription spell covers its generation.
 export const EXPAND = `WITH targets AS (
     SELECT s.endpoint_id, s.events, e.enabled FROM webhook_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id
     WHERE s.endpoint_id > $2 AND s.since <= $3 AND (s.until IS NULL OR s.until > $3) AND coalesce(s.events, 1) & $4 <> 0
@@ -76,7 +55,7 @@ export const EXPAND = `WITH targets AS (
   )
   SELECT count(*)::int AS added, max(endpoint_id) AS last FROM added`
 
-/** Events looked at in one expansion step at most. SKIP LOCKED: instances expanding at once take different events. */
+/** Events looked at in one expansion step at most. */
 const UNEXPANDED = `SELECT id, type, generation, fanout, created_at FROM webhook_events WHERE fanout IS NOT NULL
   ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
 const EVENTS_PER_STEP = 100
@@ -84,14 +63,6 @@ const EVENTS_PER_STEP = 100
 interface EventRow { id: string, type: WebhookEventType, generation: string, fanout: string, created_at: Date }
 
 // The lease moves next_attempt_at to its end: a lease that lapses makes the delivery due again by itself.
-// SKIP LOCKED: instances claiming at once take different deliveries, never waiting on each other.
-// `= ANY(ARRAY(…))` rather than `IN (…)`: the planner then looks the chosen rows up by key,
-// where a semi-join may scan the whole table (here and in PRUNE). The due deliveries are read
-// in the order of their index and the read stops at the limit: the endpoint is checked row by
-// row (a subquery, not a join), and the limit is a subquery too, so that the planner counts on
-// stopping early: one that believes the backlog small (statistics from when the outbox was empty)
-// would otherwise sort all of it to take its first rows. Sent unnamed, so planned at every claim
-// for the table's size then: a plan kept from when it was small reads it whole once it is not.
 export const CLAIM = `UPDATE webhook_deliveries d
   SET lease_owner = $1, lease_until = now() + $3::float8 * interval '1 millisecond', next_attempt_at = now() + $3::float8 * interval '1 millisecond'
   FROM webhook_endpoints e, webhook_events v
@@ -122,23 +93,15 @@ export const PRUNE = `DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(
     SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED
   )) RETURNING event_id`
 
-// Events that lost their last delivery go with it, once expanded: an expanded event gains no
-// delivery, and one being expanded holds its row lock, so this waits for it and sees it as left.
-// Below the feed's floor only: the feed keeps the events above it (feed-types.ts).
+// Events that lost their last delivery go with it, once expanded.
 export const ORPHANS = `DELETE FROM webhook_events e WHERE e.id = ANY($1::bigint[]) AND e.fanout IS NULL AND e.id < (SELECT floor FROM webhook_feed)
   AND NOT EXISTS (SELECT FROM webhook_deliveries d WHERE d.event_id = e.id)`
 
-// Subscription spells that no event can fall in any more: closed before every event still to
-// expand and before the current generation, long enough ago that no statement that read an
-// older generation can still be committing its event.
+// Subscription spells that no event can fall in any more.
 const FORGET_CLOSED = `DELETE FROM webhook_subscriptions WHERE closed_at < now() - interval '1 hour' AND until <= coalesce(
   (SELECT min(generation) FROM webhook_events WHERE fanout IS NOT NULL), (SELECT value FROM webhook_generation))`
 
-/**
- * After a change of an endpoint's enabled state or events (or its creation or deletion), in its
- * transaction: the generation moves on (its row lock makes such changes take turns), the
- * endpoint's spell so far ends and a new one starts while it is enabled, and the mask follows.
- */
+/** After a change of an endpoint's enabled state or events (or its creation or deletion), in its transaction. */
 export async function resubscribe (client: pg.PoolClient, endpoint: string, deleted = false): Promise<void> {
   const { rows } = await client.query<{ value: string }>('UPDATE webhook_generation SET value = value + 1 RETURNING value')
   const generation = rows[0].value
@@ -151,14 +114,10 @@ export async function resubscribe (client: pg.PoolClient, endpoint: string, dele
 }
 
 /** Runs `work` in one transaction on one pooled connection. */
-/** Runs `work` in a transaction; `wrote` tells whether it wrote anything (by default it did): one that did not ends no write outage. */
+/** Runs `work` in a transaction; `wrote` tells whether it wrote anything (by default it did). */
 export type Transaction = <T>(work: (client: pg.PoolClient) => Promise<T>, wrote?: (result: T) => boolean) => Promise<T>
 
-/**
- * Takes the endpoint's row lock that conflicts with a batch's KEY SHARE, so that the
- * statements after it see every delivery a batch added for this endpoint, and batches
- * after it see the endpoint as this transaction leaves it.
- */
+/** Takes the endpoint's row lock that conflicts with a batch's KEY SHARE. */
 export async function lockEndpoint (client: pg.PoolClient, id: string): Promise<boolean> {
   return (await client.query('SELECT FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [id])).rowCount === 1
 }
@@ -185,7 +144,7 @@ interface ClaimRow {
   attempts: number
 }
 
-/** The outbox's statements: the batch insert that fills it, and the sender's claim, release and prune (finish.ts records outcomes). */
+/** The outbox's statements: the batch insert that fills it, and the sender's claim, release and prune. */
 export function outboxQueries (query: Query, transaction: Transaction, instance: string, feed = false) {
   const [name, insert] = feed ? ['plant-store-insert-outbox-feed', FEED_INSERT] : ['plant-store-insert-outbox', INSERT]
   return {

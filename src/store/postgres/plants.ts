@@ -8,8 +8,7 @@ interface Row { id: string, name: string, tag: string | null }
 
 const SELECT_MANY = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])'
 const COLUMNS = 'SELECT id, name, tag FROM plants'
-// One statement per shape of page, each served by an index from its first key:
-// plants_pkey, or plants_tag_id for a tag. No OFFSET and no count.
+// One statement per shape of page, each served by an index from its first key.
 const PAGES = {
   first: `${COLUMNS} ORDER BY id LIMIT $1`,
   after: `${COLUMNS} WHERE id > $2 ORDER BY id LIMIT $1`,
@@ -28,20 +27,10 @@ export async function plantsById (query: Query, ids: string[]): Promise<Map<stri
 /** Inserts new plants (ON CONFLICT DO NOTHING) through `write` and returns the ids it inserted, as text. */
 export type InsertPlants = (plants: PlantRecord[], write: Query) => Promise<string[]>
 
-/**
- * The plants table: pages, and the writes of one group-commit batch (gets are
- * gathered per turn: plantsById and reads.ts). `insert` writes the batch's plants
- * together with their webhook outbox rows, in one transaction.
- */
+/** The plants table: pages, and the writes of one group-commit batch with their outbox rows. */
 export function plantQueries ({ read }: Pick<Queries, 'read'>, insert: InsertPlants, notice: OutboxNotice) {
   return {
-    /**
-     * Commits a batch in arrival order through `write` (the batch's own connection),
-     * one statement per run of creates, of updates or of deletes, so that a create, a delete and
-     * a create of one id end as they would alone. A run of updates or deletes ends before an id
-     * it already holds: the second write of an id then sees the first's outcome. Settles every
-     * waiter; never rejects.
-     */
+    /** Commits a batch in arrival order through `write`. */
     async commit (batch: WriteWaiter[], write: Query): Promise<void> {
       const { createAll } = batchWrites(write, insert)
       const { updateAll, deleteAll } = changeWrites(write, notice)
@@ -76,17 +65,12 @@ function idOf (write: Write): bigint {
 
 /** The statements of one batch's creates, sent through `write`. */
 function batchWrites (write: Query, insert: InsertPlants) {
-  /**
-   * Commits `plants` with one INSERT and, for the ids it found taken, one SELECT, and returns
-   * each one's outcome, in order. A delete (another batch, another instance) may commit between
-   * the two: an id the INSERT found taken and the SELECT finds free is inserted again, so that
-   * every create ends created, replayed or in conflict.
-   */
+  /** Commits `plants` with one INSERT and, for the ids it found taken, one SELECT. */
   async function insertMany (plants: PlantRecord[]): Promise<CreateResult[]> {
     // The first create of an id, in arrival order, is the one that may insert it.
     const first = new Map<string, number>()
     plants.forEach((plant, i) => { if (!first.has(String(plant.id))) first.set(String(plant.id), i) })
-    // Ascending ids: batches of several instances then wait on each other's rows in one order, never in a cycle.
+    // Ascending ids: batches of several instances then wait on each other's rows in one order.
     let rows = [...first.values()].map((i) => plants[i]).sort((a, b) => (a.id < b.id ? -1 : 1))
     const created = new Set<string>()
     const stored = new Map<string, Plant>()

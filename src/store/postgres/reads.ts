@@ -16,14 +16,7 @@ export interface ReadTurns {
 // The most ids in one statement: bounds its size and the plan's work; a larger turn is split.
 const MAX_IDS = 1000
 
-/**
- * The gets that arrive in one turn of the event loop are looked up together after it,
- * in one statement (`select`, given the distinct ids as decimal text): one round trip
- * and one connection for the turn, where each get alone took its own. Each caller
- * hears of its own row; an error of a statement reaches each of its gets. Deadlines
- * and outage tracking stay with each caller (the store's `run`), so one that times out
- * leaves the others waiting for the same statement.
- */
+/** The gets that arrive in one turn of the event loop are looked up together after it, in one statement. */
 export function readTurns (select: (ids: string[]) => Promise<Map<string, Plant>>): ReadTurns {
   let waiting: Read[] = []
   const inFlight = new Set<Promise<void>>()
@@ -46,7 +39,7 @@ export function readTurns (select: (ids: string[]) => Promise<Map<string, Plant>
     get (id: bigint): Promise<Plant | undefined> {
       return new Promise((resolve, reject) => {
         const read = { id: String(id), resolve, reject }
-        // The server refuses a whole statement for one id beyond int64 (22003): that get goes alone, and fails alone.
+        // The server refuses a whole statement for one id beyond int64 (22003).
         if (BigInt.asIntN(64, id) !== id) return send([read])
         // setImmediate runs after the poll phase: every request read in this turn joins.
         if (waiting.push(read) === 1) setImmediate(flush)

@@ -1,10 +1,6 @@
 import type pg from 'pg'
 
-/**
- * Runs `work` between BEGIN and COMMIT on one pooled connection. `lost` hears the
- * connection's 'error' while it is checked out (a server that ends it between two
- * statements): unheard, that event would end the process.
- */
+/** Runs `work` between BEGIN and COMMIT on one pooled connection. */
 export async function inTransaction<T> (pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, lost: (error: Error) => void): Promise<T> {
   const client = await pool.connect()
   client.on('error', lost)

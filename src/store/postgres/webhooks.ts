@@ -42,10 +42,7 @@ export interface PostgresWebhooksOptions {
   feed?: boolean
 }
 
-/**
- * The webhook half of the PostgreSQL store, and the outbox insert that a batch of creates runs.
- * A change of an endpoint's state moves the subscriptions' generation on in its transaction (resubscribe).
- */
+/** The webhook half of the PostgreSQL store, and the outbox insert that a batch of creates runs. */
 export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, transaction, feed = false }: PostgresWebhooksOptions) {
   // Names this store's notifications, so that it does not wake its own listeners twice.
   const instance = randomUUID()
@@ -175,7 +172,7 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
       return created
     },
 
-    /** For the updates and deletes of a batch: the name on this instance's notifications, and the call once their events are committed. */
+    /** For the updates and deletes of a batch. */
     notice: { instance, notified: () => listeners.call(), feed },
 
     async close (): Promise<void> {

@@ -8,18 +8,13 @@ type EventRow = [id: bigint, type: string, body: string, at: bigint]
 // How often, in ms, the file is asked whether another process committed, while someone waits.
 const POLL_MS = 20
 
-/** Sets the feed on (a floor left by a store with the feed off moves to the current end) or off, when a store opens. */
+/** Sets the feed on (a floor left by a store with the feed off moves to the current end) or off. */
 export function switchFeed (db: Database.Database, on: boolean): void {
   if (on) db.prepare('UPDATE webhook_feed SET floor = (SELECT coalesce(max(id), 0) FROM webhook_events) WHERE floor = ?').run(FEED_OFF)
   else db.prepare('UPDATE webhook_feed SET floor = ?').run(FEED_OFF)
 }
 
-/**
- * The change feed on SQLite. One writer at a time, and readers see only what is committed: the
- * ids (rowids) follow commit order. A commit in this process wakes the waiters through the
- * outbox's listeners (`onDeliveries`); one in another process is seen by polling the file's
- * data_version while anyone waits.
- */
+/** The change feed on SQLite. */
 export function sqliteFeed (db: Database.Database, read: Read, write: Run, onDeliveries: (listener: () => void) => () => void): EventFeed {
   const bounds = db.prepare<[], [bigint, bigint]>('SELECT floor, max(floor, coalesce((SELECT max(id) FROM webhook_events), 0)) FROM webhook_feed').safeIntegers(true).raw(true)
   const pages = {

@@ -6,15 +6,7 @@ function identity (path: string): string | undefined {
   return stat === undefined ? undefined : `${stat.dev}:${stat.ino}`
 }
 
-/**
- * Remembers which files (device and inode) the database and its WAL were when
- * the store opened them, and tells whether their paths still name those files.
- *
- * SQLite keeps writing to the files it has open: deleted or replaced (a backup
- * put in place), they live on unseen until the process ends, and every write to
- * them is lost at the restart. Not a descriptor of our own on the files: closing
- * one would drop the POSIX locks SQLite holds on them.
- */
+/** Remembers which files (device and inode) the database and its WAL were when the store opened them. */
 export function fileIdentity (path: string): () => void {
   if (path === ':memory:') return () => {}
   // The WAL exists once the database has been opened in WAL mode and migrated.

@@ -24,7 +24,7 @@ export interface SqliteStoreOptions {
   path: string
   /** `normal` survives a crash of the process, `full` survives a power loss. */
   synchronous?: 'normal' | 'full'
-  /** The longest a write waits, in ms, queue and another process's lock included, before a StoreUnavailableError. */
+  /** The longest a write waits, in ms, queue and another process's lock included. */
   timeout?: number
   /** Writes waiting for a batch at most; beyond it, a write fails at once. */
   queueLimit?: number
@@ -42,10 +42,7 @@ const HEADROOM = 64 * 1024
 
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB)/
 
-// better-sqlite3's busy handler sleeps on the main thread, which would freeze every
-// request while another process holds the write lock. So SQLite gives up at once and
-// a batch that met the lock is retried on a timer, backing off to this many ms,
-// until its callers' time is up: the event loop runs meanwhile.
+// better-sqlite3's busy handler sleeps on the main thread.
 const MAX_RETRY_DELAY = 20
 
 function busy (error: unknown): boolean {
@@ -72,7 +69,6 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const verify = fileIdentity(path)
 
   // The webhook outbox's statements run inside the batch's transaction (see plants.ts's changes).
-  // Its reads check the file too: an endpoint listed from a file deleted under the app would not be there after a restart.
   const checked = <T>(work: () => T) => (): T => {
     verify()
     return work()
@@ -82,8 +78,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
   const plants = plantStatements(db, webhooks.changed)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')
-  // Once writes have failed, ready means room for them again: pages written and freed,
-  // so that they stay in the file for the writes that follow (see the migration).
+  // Once writes have failed, ready means room for them again.
   const reserve = db.prepare<[number]>('INSERT INTO plant_store_headroom (room) VALUES (zeroblob(?))')
   const release = db.prepare('DELETE FROM plant_store_headroom')
 
@@ -103,10 +98,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     return result
   }
 
-  // One transaction for a whole batch: one commit (one fsync with synchronous=full)
-  // instead of one per request. Writes run in arrival order, so a create, a delete
-  // and a create of one id end as they would alone. A row that fails on its own
-  // fails only its statement, so the rest of the batch commits; an unavailable store fails all.
+  // One transaction for a whole batch: one commit (one fsync with synchronous=full) instead of one per request.
   const commitBatch = db.transaction((batch: Write[]) =>
     batch.map((write): WriteResult | Error => {
       try {
@@ -134,9 +126,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
         let results: Array<WriteResult | Error>
         try {
           results = run('write', () => {
-            // Before the commit as well as after it: a batch committed after the database file
-            // was replaced would go into the WAL, which a restart replays into the file now at the
-            // path (test/sqlite-file.test.ts fails without this check).
+            // Before the commit as well as after it.
             verify()
             const committed = commitBatch.immediate(live.map((waiter) => waiter.item))
             // A file deleted while the batch committed took the batch with it: not a 200.

@@ -7,12 +7,9 @@ export const MIGRATIONS = [
   'CREATE TABLE plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT',
   // Serves a tag-filtered page by key: WHERE tag = ? AND id > ? ORDER BY id.
   'CREATE INDEX plants_tag_id ON plants (tag, id)',
-  // One row that /ready rewrites: only a committed write shows that the store can be
-  // written (a full disk refuses nothing until a page goes to the file, at commit).
+  // One row that /ready rewrites: only a committed write shows that the store can be written.
   'CREATE TABLE plant_store_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL) STRICT',
   // Webhooks: subscriptions, and the outbox (an event per plant added, a delivery per endpoint).
-  // Times are milliseconds since the epoch. No foreign keys: the store's own transactions keep
-  // the rows consistent, and a check per delivery row would tax every create.
   `CREATE TABLE webhook_endpoints (
     id TEXT PRIMARY KEY, url TEXT NOT NULL, description TEXT, enabled INTEGER NOT NULL,
     secret TEXT NOT NULL, previous_secret TEXT, previous_secret_until INTEGER, created_at INTEGER NOT NULL
@@ -30,20 +27,13 @@ export const MIGRATIONS = [
   -- The prune: succeeded deliveries by age, then the events left without deliveries.
   CREATE INDEX webhook_deliveries_succeeded ON webhook_deliveries (created_at) WHERE status = 'succeeded';
   CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);`,
-  // While writes fail, /ready writes a batch's worth of room here and frees it again: a
-  // full disk can still take the probe's one-row rewrite where a plant no longer fits.
+  // While writes fail, /ready writes a batch's worth of room here and frees it again.
   'CREATE TABLE plant_store_headroom (room BLOB NOT NULL) STRICT',
   // Secrets the service keeps, made once and read by every process on the file (cursorKey).
   'CREATE TABLE plant_store_keys (name TEXT PRIMARY KEY, key BLOB NOT NULL) STRICT',
   // The endpoints page by key, oldest first.
   'CREATE INDEX webhook_endpoints_created ON webhook_endpoints (created_at, id)',
-  // Typed events through a bounded outbox: a change writes one event, which the sender expands
-  // into deliveries later, a bounded step at a time (fanout: NULL once expanded, else the last
-  // endpoint id expanded so far, '' for none). An endpoint's event types are a mask (NULL:
-  // plant.created in the origin body). Subscriptions keep each endpoint's enabled spells by
-  // generation, so that an event goes to the endpoints enabled when its change was made; the
-  // generation row also holds the mask of every type received now (SUBSCRIBED_MASK). Events and
-  // deliveries already there are plant.created, expanded, in the origin body.
+  // Typed events through a bounded outbox: a change writes one event.
   `ALTER TABLE webhook_endpoints ADD COLUMN events INTEGER;
   ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'plant.created';
   ALTER TABLE webhook_events ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
@@ -55,9 +45,7 @@ export const MIGRATIONS = [
   CREATE TABLE webhook_generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL, mask INTEGER NOT NULL) STRICT;
   INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, NULL, 0 FROM webhook_endpoints WHERE enabled = 1;
   INSERT INTO webhook_generation (id, value, mask) VALUES (1, 0, (SELECT count(*) > 0 FROM webhook_endpoints WHERE enabled = 1));`,
-  // Finished deliveries, succeeded or failed, are pruned by when they finished (those already
-  // finished, by when they were made). An endpoint keeps when its attempts began to fail
-  // (since its last success), and when and why the sender disabled it.
+  // Finished deliveries, succeeded or failed, are pruned by when they finished.
   `ALTER TABLE webhook_deliveries ADD COLUMN finished_at INTEGER;
   UPDATE webhook_deliveries SET finished_at = created_at WHERE status <> 'pending';
   DROP INDEX webhook_deliveries_succeeded;
@@ -65,8 +53,7 @@ export const MIGRATIONS = [
   ALTER TABLE webhook_endpoints ADD COLUMN failing_since INTEGER;
   ALTER TABLE webhook_endpoints ADD COLUMN disabled_at INTEGER;
   ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;`,
-  // The change feed: the events above the floor are its own (every change writes one); those at
-  // or below it were pruned, or were written before it started (feed-types.ts).
+  // The change feed: the events above the floor are its own (every change writes one).
   `CREATE TABLE webhook_feed (id INTEGER PRIMARY KEY CHECK (id = 1), floor INTEGER NOT NULL) STRICT;
   INSERT INTO webhook_feed (id, floor) VALUES (1, (SELECT coalesce(max(id), 0) FROM webhook_events));`
 ]
@@ -81,7 +68,7 @@ export function migrate (db: Database.Database): void {
   }).immediate()
 }
 
-/** The key that authenticates list cursors: made by the first process that opens the file, and read by every other. */
+/** The key that authenticates list cursors. */
 export function cursorKey (db: Database.Database): Buffer {
   return db.transaction(() => {
     db.prepare("INSERT INTO plant_store_keys (name, key) VALUES ('cursor', ?) ON CONFLICT (name) DO NOTHING").run(randomBytes(32))

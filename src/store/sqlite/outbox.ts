@@ -10,9 +10,7 @@ interface EventRow { id: number, type: WebhookEventType, generation: number, fan
 /** The statements that must stay served by an index (test/src/store/webhook-plans.test.ts). */
 export const EXPANSION = {
   unexpanded: 'SELECT id, type, generation, fanout, created_at FROM webhook_events WHERE fanout IS NOT NULL ORDER BY id LIMIT ?',
-  // The endpoints whose subscription spell covers the event's generation, in id order from where
-  // the last step stopped. One disabled since gets the delivery as failed (as a disable leaves its
-  // pending ones); a deleted one has no subscription left. The id starts with the time in ms.
+  // The endpoints whose subscription spell covers the event's generation.
   fanout: `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, last_error, next_attempt_at, created_at, standard, finished_at)
     SELECT 'msg_' || printf('%012x', @now) || lower(hex(randomblob(8))), @event, s.endpoint_id,
       CASE WHEN e.enabled THEN 'pending' ELSE 'failed' END, CASE WHEN e.enabled THEN NULL ELSE @stopped END,
@@ -24,10 +22,7 @@ export const EXPANSION = {
     RETURNING endpoint_id`
 }
 
-/**
- * The SQLite outbox: the one event a change writes in its batch's transaction, the endpoints'
- * subscription spells it is expanded by, and the bounded step that expands events into deliveries.
- */
+/** The SQLite outbox: the one event a change writes in its batch's transaction. */
 export function sqliteOutbox (db: Database.Database) {
   const sql = {
     state: db.prepare<[], { mask: number }>('SELECT mask FROM webhook_generation'),
@@ -38,7 +33,7 @@ export function sqliteOutbox (db: Database.Database) {
     open: db.prepare('INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, events, @generation FROM webhook_endpoints WHERE id = @endpoint AND enabled = 1'),
     forget: db.prepare<[string]>('DELETE FROM webhook_subscriptions WHERE endpoint_id = ?'),
     remask: db.prepare(`UPDATE webhook_generation SET mask = (${SUBSCRIBED_MASK})`),
-    // Spells that no event can fall in any more: closed before every event still to expand, and before the current generation.
+    // Spells that no event can fall in any more.
     forgetClosed: db.prepare(`DELETE FROM webhook_subscriptions WHERE until <= coalesce(
       (SELECT min(generation) FROM webhook_events WHERE fanout IS NOT NULL), (SELECT value FROM webhook_generation))`),
     unexpanded: db.prepare<[number], EventRow>(EXPANSION.unexpanded),
@@ -63,10 +58,7 @@ export function sqliteOutbox (db: Database.Database) {
       sql.insertEvent.run(plantId, type, data, now, received ? '' : null)
     },
 
-    /**
-     * After a change of an endpoint's enabled state or events (or its creation), in the same
-     * transaction: its spell so far ends, and a new one starts while it is enabled.
-     */
+    /** After a change of an endpoint's enabled state or events (or its creation), in the same transaction. */
     resubscribe (endpoint: string, deleted = false): void {
       const generation = sql.bump.get() as number
       if (deleted) sql.forget.run(endpoint)

@@ -7,17 +7,13 @@ import { applyChange, matches, refuses, samePlant, toPlant, toRecord, type Creat
 type Row = [name: string, tag: string | null]
 type ListRow = [id: bigint, name: string, tag: string | null]
 
-/**
- * The plants table's statements, prepared once. `changed` runs inside the batch's transaction
- * for each change committed with it (the webhook outbox): its type, and the plant after it (its id alone once deleted).
- */
+/** The plants table's statements, prepared once. */
 export function plantStatements (db: Database.Database, changed: (type: WebhookEventType, plant: PlantRecord | { id: bigint }) => void) {
   const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
   const rewrite = db.prepare<[string, string | null, bigint]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?')
   const removal = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
   const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?').raw(true)
-  // One statement per shape of page, each served by an index from its first key:
-  // the primary key (the rowid), or plants_tag_id for a tag.
+  // One statement per shape of page, each served by an index from its first key.
   const pages = {
     first: db.prepare<[number], ListRow>('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
     after: db.prepare<[bigint, number], ListRow>('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?'),

@@ -13,14 +13,7 @@ export interface ReadTurns {
   flush (): void
 }
 
-/**
- * The reads that arrive in one turn of the event loop run together after it, in one
- * read transaction: SQLite then takes and drops its WAL read lock (two fcntl calls)
- * once for them all, where a read on its own takes it for itself, about two thirds
- * of a lookup by id. A read alone in its turn runs as it would have. `run` wraps
- * each read, and the transaction (the store's outage tracking); a read that fails
- * fails alone.
- */
+/** The reads that arrive in one turn of the event loop run together after it, in one read transaction. */
 export function readTurns (db: Database.Database, run: <T>(work: () => T) => T): ReadTurns {
   let waiting: Read[] = []
 

@@ -5,11 +5,7 @@ import { activeSecrets, DISABLED, deliveryBody, deliveryListeners, eventMask, ne
 import { EndpointLimitError, type AttemptOutcome, type ClaimedDelivery, type EndpointPage, type EndpointPatch, type NewEndpoint, type WebhookEventType, type WebhookStore } from '../webhook-types.js'
 import { sqliteOutbox } from './outbox.js'
 
-/**
- * Runs a write against the database, turning "cannot answer now" errors into StoreUnavailableError.
- * `wrote` tells whether it changed anything: one that did not (a claim that found nothing due)
- * commits without writing to the file, so it does not show that writes succeed again.
- */
+/** Runs a write against the database, turning "cannot answer now" errors into StoreUnavailableError. */
 export type Run = <T>(work: () => T, wrote?: (result: T) => boolean) => T
 
 /** Runs a read against the database: it ends no write outage, and one it meets is a read outage. */
@@ -33,7 +29,6 @@ export const PLANNED = {
   prune: `DELETE FROM webhook_deliveries WHERE rowid IN
     (SELECT rowid FROM webhook_deliveries WHERE status <> 'pending' AND finished_at < ? LIMIT ?) RETURNING event_id`,
   // Events that lost their last delivery go with it, once expanded.
-  // Below the feed's floor only: the feed keeps the events above it (feed-types.ts).
   orphan: `DELETE FROM webhook_events WHERE id = ? AND fanout IS NULL AND id < (SELECT floor FROM webhook_feed)
     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_id = ?)`
 }
@@ -58,9 +53,8 @@ interface ClaimRow {
 }
 
 /**
- * The webhook half of the SQLite store, and the outbox hook that a change calls inside its
- * batch's transaction. One process owns the file, so the mask of the event types some enabled
- * endpoint receives is kept here, and a change of another type skips the outbox entirely.
+ * The webhook half of the SQLite store, and the outbox hook that a change calls inside its batch's
+ * transaction.
  */
 export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: Run, read: Read, feed = false) {
   const outbox = sqliteOutbox(db)
@@ -118,8 +112,7 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     sql.stop.run({ endpoint, why, now: Date.now() })
   }
 
-  // Every change of endpoints goes through here, on the store's one connection: the mask a
-  // transaction leaves is the outbox's once it has committed.
+  // Every change of endpoints goes through here, on the store's one connection.
   const transaction = <A extends unknown[], T>(work: (...args: A) => T, wrote?: (result: T) => boolean) => {
     const inTransaction = db.transaction(work)
     return (...args: A): T => {
@@ -205,8 +198,7 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     return ids.length
   }, (count) => count > 0)
 
-  // The outcomes recorded in one turn of the event loop share one transaction: one
-  // commit for many attempts, as plant writes share theirs.
+  // The outcomes recorded in one turn of the event loop share one transaction.
   let finishing: Array<Finish & { done: (error?: unknown) => void }> = []
   function finish (owner: string, id: string, outcome: AttemptOutcome): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -330,13 +322,7 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
   return {
     store,
 
-    /**
-     * Called by a change, inside its batch's transaction: writes its one event (the plant after
-     * it as NewPlant JSON, or `{"id":…}` once deleted) when some enabled endpoint receives its
-     * type or the change feed is on, then wakes the listeners once the batch is through (better-sqlite3 commits
-     * synchronously, before the next tick; a batch that rolled back wakes them for nothing,
-     * which costs one empty expansion).
-     */
+    /** Called by a change, inside its batch's transaction. */
     changed (type: WebhookEventType, plant: PlantRecord | { id: bigint }): void {
       // The JSON is made only when an event is written: no endpoint and no change feed, no cost.
       const received = outbox.receives(type)
