@@ -1,10 +1,11 @@
-import type { EventFeed } from '../../src/store/feed-types.js'
+import type { EventFeed, FeedPage, FeedQuery } from '../../src/store/feed-types.js'
 
 /**
  * The long polls of one app: a count of the commits heard while anyone waits, so that a poll
  * that read nothing waits only for a commit after its read (one in between is not missed).
  * A waiting request holds no store connection: only a timer and a place in this set. The
- * feed's notification is listened to while at least one request waits.
+ * feed's notification is listened to while at least one request waits, and the requests a
+ * commit wakes share one read per query.
  */
 export function waitingRoom (feed: EventFeed, limit: number) {
   const waiters = new Set<() => void>()
@@ -12,6 +13,8 @@ export function waitingRoom (feed: EventFeed, limit: number) {
   let commits = 0
   let closing = false
   let stop: (() => void) | undefined
+  // The reads under way, by query and by the commits heard when each started.
+  const reads = new Map<string, Promise<FeedPage>>()
 
   function wake (): void {
     commits++
@@ -54,6 +57,22 @@ export function waitingRoom (feed: EventFeed, limit: number) {
         waiters.add(waiter)
         gone.addEventListener('abort', done)
       })
+    },
+
+    /**
+     * The read of a woken request: it joins one of the same query that started after every
+     * commit heard so far (so it sees them all), or starts it; the page is shared, not changed.
+     */
+    async read (query: Required<FeedQuery>): Promise<FeedPage> {
+      const key = `${query.after}:${query.limit}:${query.types}:${commits}`
+      let read = reads.get(key)
+      if (read === undefined) {
+        read = feed.read(query)
+        reads.set(key, read)
+        const forget = (): void => { reads.delete(key) }
+        read.then(forget, forget)
+      }
+      return await read
     },
 
     get commits (): number {
