@@ -110,7 +110,7 @@ const events: FastifyPluginAsync<EventsOptions> = async (instance, options) => {
         reply.raw.once('close', () => gone.abort())
         for (let seen = stay.seen; page.events.length === 0 && await room.wait(seen, until, gone.signal);) {
           seen = room.commits
-          page = await feed.read({ after: page.next, limit, types: mask })
+          page = await room.read({ after: page.next, limit, types: mask })
         }
       }
       const query = `after=${cursors.write(page.next)}&limit=${limit}${types === undefined ? '' : `&types=${types}`}${wait > 0 ? `&wait=${wait}` : ''}`

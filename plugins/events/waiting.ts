@@ -1,12 +1,14 @@
-import type { EventFeed } from '../../src/store/feed-types.js'
+import type { EventFeed, FeedPage, FeedQuery } from '../../src/store/feed-types.js'
 
-/** The long polls of one app: a count of the commits heard while anyone waits. */
+/** The long polls of one app: the commits heard while anyone waits, and one shared read per query when a commit wakes them. */
 export function waitingRoom (feed: EventFeed, limit: number) {
   const waiters = new Set<() => void>()
   let interested = 0
   let commits = 0
   let closing = false
   let stop: (() => void) | undefined
+  // The reads under way, by query and by the commits heard when each started.
+  const reads = new Map<string, Promise<FeedPage>>()
 
   function wake (): void {
     commits++
@@ -49,6 +51,22 @@ export function waitingRoom (feed: EventFeed, limit: number) {
         waiters.add(waiter)
         gone.addEventListener('abort', done)
       })
+    },
+
+    /**
+     * The read of a woken request: it joins one of the same query that started after every
+     * commit heard so far (so it sees them all), or starts it; the page is shared, not changed.
+     */
+    async read (query: Required<FeedQuery>): Promise<FeedPage> {
+      const key = `${query.after}:${query.limit}:${query.types}:${commits}`
+      let read = reads.get(key)
+      if (read === undefined) {
+        read = feed.read(query)
+        reads.set(key, read)
+        const forget = (): void => { reads.delete(key) }
+        read.then(forget, forget)
+      }
+      return await read
     },
 
     get commits (): number {

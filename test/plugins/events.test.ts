@@ -1,7 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { AUTH, assertError, build as buildOn, postPlant, patchPlant, sqliteUrl } from '../helpers/build.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config/index.js'
+import { openStore } from '../../src/store/index.js'
+import type { EventFeed } from '../../src/store/feed-types.js'
+import { AUTH, TOKEN, assertError, build as buildOn, postPlant, patchPlant, sqliteUrl } from '../helpers/build.js'
 import { change, readAll, readEvents } from '../helpers/events.js'
 import { bearer, INSUFFICIENT, scopedTokensFile } from '../helpers/scopes.js'
 import { forEachStore } from '../helpers/stores.js'
@@ -147,6 +151,34 @@ forEachStore(t, (t, build, databaseUrl) => {
     t.same(page.events.map(change), ['plant.created {"id":"7","name":"far"}'])
     t.ok(Date.now() - committed < 5000 && Date.now() - started < 15_000, `answered ${Date.now() - committed} ms after the commit`)
     t.match(page.next, /&wait=20$/, 'the next link keeps wait')
+  })
+
+  t.test('a commit wakes many waiters with one store read per query', async (t) => {
+    const config = loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: await databaseUrl(t), MAX_EVENT_LOOP_DELAY: '0', MAX_CONNECTIONS: '1000', MAX_CONNECTIONS_PER_ADDRESS: '1000' })
+    // The real store, its feed's reads counted.
+    const store = await openStore(config)
+    const feed = store.events as EventFeed
+    const read = feed.read.bind(feed)
+    const count = { reads: 0 }
+    feed.read = async (query) => { count.reads++; return await read(query) }
+    const app = await buildApp(config, { store })
+    t.teardown(() => app.close())
+    await app.ready()
+    await postPlant(app, { id: 1, name: 'before' })
+    const { next } = await readEvents(app, '/events?after=now')
+    const queries = [`${next}&wait=20`, `${next.replace('limit=100', 'limit=5')}&types=plant.created,plant.updated&wait=20`]
+    const waiting = Array.from({ length: 200 }, (_, i) => readEvents(app, queries[i % 2]))
+    for (const deadline = Date.now() + 10_000; count.reads < 200 && Date.now() < deadline;) await sleep(20)
+    t.equal(count.reads, 200, 'each waiter read once, and found nothing')
+    await sleep(100)
+    count.reads = 0
+    t.equal((await postPlant(app, { id: 2, name: 'woken' })).statusCode, 200)
+    const pages = await Promise.all(waiting)
+    t.ok(count.reads >= 2 && count.reads <= 3, `the wake read ${count.reads} times, not once per waiter`)
+    t.ok(pages.every((page) => page.res.statusCode === 200), 'every waiter answered')
+    t.ok(pages.every((page) => page.events.map(change).join() === 'plant.created {"id":"2","name":"woken"}'), 'with the event, once')
+    t.same(new Set(pages.map((page) => page.next.replace(/&.*/, ''))).size, 1, 'and one next position')
+    t.ok(pages.every((page, i) => page.next.endsWith(i % 2 === 0 ? '&limit=100&wait=20' : '&limit=5&types=plant.created,plant.updated&wait=20')), 'each keeping its query')
   })
 
   t.test('wait ends with an empty page when nothing commits, and a filtered-out commit does not end it', async (t) => {

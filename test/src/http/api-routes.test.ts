@@ -54,6 +54,6 @@ t.test('every route of the API declares one scope, and the auth plugin holds eac
       }
     }
   }
-  // 5 plant, 8 webhook and 1 metrics operations, and the HEAD twins of their 6 GETs.
-  t.equal(walked.length, 20, `the API's routes were walked: ${walked.join(', ')}`)
+  // 5 plant, 8 webhook, 1 metrics and 1 events operations, and the HEAD twins of their 7 GETs.
+  t.equal(walked.length, 22, `the API's routes were walked: ${walked.join(', ')}`)
 })
