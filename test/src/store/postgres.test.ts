@@ -211,12 +211,12 @@ t.test('migrations: several stores opening at once, then again, and a newer sche
 
   const db = await connect(t, url)
   const { rows } = await db.query('SELECT version FROM plant_store_migrations ORDER BY version')
-  t.strictSame(rows.map((row) => row.version), [1, 2, 3, 4, 5, 6, 7], 'each step ran once')
+  t.strictSame(rows.map((row) => row.version), [1, 2, 3, 4, 5, 6, 7, 8], 'each step ran once')
   t.equal((await db.query('SELECT count(*)::int AS n FROM plant_store_keys')).rows[0].n, 1, 'one key')
 
-  await db.query('INSERT INTO plant_store_migrations (version) VALUES (8)')
+  await db.query('INSERT INTO plant_store_migrations (version) VALUES (9)')
   const { openPostgresStore } = await import('../../../src/store/postgres/index.js')
-  await t.rejects(openPostgresStore({ url, poolSize: 1, timeout: 5000 }), /schema is version 8, newer than this build's 7/)
+  await t.rejects(openPostgresStore({ url, poolSize: 1, timeout: 5000 }), /schema is version 9, newer than this build's 8/)
 })
 
 t.test('close() commits what is pending, then refuses', { skip }, async (t) => {

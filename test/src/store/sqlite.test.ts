@@ -16,7 +16,7 @@ t.test('creates the directory, uses WAL and the requested synchronous level', as
   t.ok(existsSync(path))
   const db = new Database(path)
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
-  t.equal(db.pragma('user_version', { simple: true }), 9, 'migrated to the current version')
+  t.equal(db.pragma('user_version', { simple: true }), 10, 'migrated to the current version')
   db.close()
 })
 
@@ -49,7 +49,7 @@ t.test('migrations run once; a newer schema is refused', async (t) => {
   const db = new Database(path)
   db.pragma('user_version = 99')
   db.close()
-  t.throws(() => openSqliteStore({ path }), /schema is version 99, newer than this build's 9/)
+  t.throws(() => openSqliteStore({ path }), /schema is version 99, newer than this build's 10/)
 })
 
 t.test('a write lock held elsewhere makes the store unavailable, then it recovers', async (t) => {

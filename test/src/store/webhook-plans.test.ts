@@ -38,8 +38,10 @@ t.test('SQLite serves the outbox from its indexes', async (t) => {
   t.same(plan(PLANNED.orphan, [1, 1]), [
     'SEARCH webhook_events USING INTEGER PRIMARY KEY (rowid=?)',
     'SCALAR SUBQUERY 1',
+    'SCAN webhook_feed',
+    'SCALAR SUBQUERY 2',
     'SEARCH webhook_deliveries USING COVERING INDEX webhook_deliveries_event (event_id=?)'
-  ], 'events left without deliveries')
+  ], 'events left without deliveries, below the feed\'s floor')
   // The expansion: the events still to expand from their partial index, an event's endpoints in id order from where it stopped.
   const unexpanded = plan(EXPANSION.unexpanded, [100])
   t.ok(unexpanded.some((line) => line.includes('USING INDEX webhook_events_fanout')), `unexpanded: ${unexpanded}`)

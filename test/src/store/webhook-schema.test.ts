@@ -5,14 +5,16 @@ import { connect, freshPostgresUrl, PG_SKIP } from '../../helpers/postgres.js'
 
 // The webhook tables, as both stores' migrations make them.
 const COLUMNS = {
-  webhook_endpoints: ['id', 'url', 'description', 'enabled', 'secret', 'previous_secret', 'previous_secret_until', 'created_at', 'events'],
+  webhook_endpoints: ['id', 'url', 'description', 'enabled', 'secret', 'previous_secret', 'previous_secret_until', 'created_at', 'events',
+    'failing_since', 'disabled_at', 'disabled_reason'],
   webhook_events: ['id', 'plant_id', 'body', 'created_at', 'type', 'generation', 'fanout'],
   webhook_deliveries: ['id', 'event_id', 'endpoint_id', 'status', 'attempts', 'last_status', 'last_error',
-    'next_attempt_at', 'lease_owner', 'lease_until', 'created_at', 'standard'],
+    'next_attempt_at', 'lease_owner', 'lease_until', 'created_at', 'standard', 'finished_at'],
   webhook_subscriptions: ['endpoint_id', 'events', 'since', 'until', 'closed_at'],
-  webhook_generation: ['id', 'value', 'mask']
+  webhook_generation: ['id', 'value', 'mask'],
+  webhook_feed: ['id', 'floor']
 }
-const INDEXES = ['webhook_deliveries_due', 'webhook_deliveries_endpoint', 'webhook_deliveries_event', 'webhook_deliveries_succeeded',
+const INDEXES = ['webhook_deliveries_due', 'webhook_deliveries_endpoint', 'webhook_deliveries_event', 'webhook_deliveries_finished',
   'webhook_endpoints_created', 'webhook_events_fanout', 'webhook_subscriptions_endpoint']
 
 t.test('SQLite: the webhook tables and their indexes', async (t) => {
