@@ -140,7 +140,8 @@ forEachStore(t, (t, _build, databaseUrl) => {
     t.teardown(() => late.close())
     await store.webhooks.retryDelivery(refused.id, delivery.id)
     await waitUntil('delivered', async () => (await deliveries(store, refused.id))[0]?.status === 'succeeded')
-    t.same(ids, [delivery.id], 'the same webhook-id once it got through')
+    // The schedule's own retry (50 ms) may reach the late receiver beside the manual one: each is an attempt of the same delivery.
+    t.ok(ids.length >= 1 && ids.every((id) => id === delivery.id), 'the same webhook-id once it got through')
   })
 
   t.test('410 disables the endpoint and stops its deliveries', async (t) => {
