@@ -1,6 +1,6 @@
 import t from 'tap'
 import { STOPPED } from '../../../src/store/webhook-common.js'
-import type { Delivery } from '../../../src/store/webhook-types.js'
+import type { ClaimedDelivery, Delivery } from '../../../src/store/webhook-types.js'
 import { expandingStore, forEachStore, openTestStore, rawSql } from '../../helpers/stores.js'
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
@@ -133,32 +133,41 @@ forEachStore(t, (t, _build, databaseUrl) => {
     t.same(statuses, ['pending', 'pending', 'succeeded'], 'a released owner can no longer finish')
   })
 
-  t.test('prune: succeeded deliveries older than the cut, then the events left without deliveries', async (t) => {
+  t.test('prune: finished deliveries older than the cut, then the events left without deliveries', async (t) => {
     const { store, webhooks, a, sql } = await open(t)
     const b = await webhooks.createEndpoint({ url: 'https://b.example/', secret: SECRET })
     // 1200 plants (more than one chunk), each with a delivery to a and to b.
     for (let i = 0; i < 1200; i += 300) {
       await Promise.all(Array.from({ length: 300 }, (_, j) => store.create({ id: BigInt(i + j), name: `p${i + j}` })))
     }
+    // Every delivery to a succeeds; to b, plant 0 succeeds, plants 1 to 1099 fail before the cut
+    // and plants 1100 to 1199 fail after it (held until then).
+    const held: ClaimedDelivery[] = []
     for (let claimed = await webhooks.claim('s', 500, 60000); claimed.length > 0; claimed = await webhooks.claim('s', 500, 60000)) {
-      // Every delivery to a succeeds; to b, all but plant 0 fail.
-      await Promise.all(claimed.map((d) => webhooks.finish('s', d.id, d.endpointId === a.id || d.body === '{"id":0,"name":"p0"}'
-        ? { result: 'succeeded', status: 200 }
-        : { result: 'failed', status: 500 })))
+      await Promise.all(claimed.map((d) => {
+        if (d.endpointId === a.id || d.body === '{"id":0,"name":"p0"}') return webhooks.finish('s', d.id, { result: 'succeeded', status: 200 })
+        if (Number(JSON.parse(d.body).id) >= 1100) { held.push(d); return undefined }
+        return webhooks.finish('s', d.id, { result: 'failed', status: 500 })
+      }))
     }
+    t.equal(held.length, 100)
     await sleep(5)
     const cut = new Date()
     await sleep(5)
+    await Promise.all(held.map((d) => webhooks.finish('s', d.id, { result: 'failed', status: 500 })))
     await store.create({ id: 5000n, name: 'after the cut' })
     const [late] = await webhooks.claim('s', 1, 60000)
     await webhooks.finish('s', late.id, { result: 'succeeded', status: 200 })
 
-    t.equal(await webhooks.prune(cut), 1201, 'the succeeded ones from before the cut')
+    t.equal(await webhooks.prune(cut), 1200 + 1 + 1099, 'the succeeded and failed ones finished before the cut')
     const events = await sql('SELECT plant_id FROM webhook_events ORDER BY plant_id')
-    t.equal(events.length, 1200, 'events kept while b still has a delivery of them')
+    t.same(events.map((row) => Number(row.plant_id)), [...Array.from({ length: 100 }, (_, i) => 1100 + i), 5000],
+      'events kept while b still has a delivery of them')
     t.notOk(events.some((row) => String(row.plant_id) === '0'), 'the event whose deliveries all went is gone')
     t.equal((await webhooks.listDeliveries(a.id, { limit: 100 }))?.length, 1, 'the delivery after the cut stays')
-    t.equal((await webhooks.listDeliveries(b.id, { limit: 100 }))?.length, 100, 'failed ones stay, for a manual retry')
+    const bs = await webhooks.listDeliveries(b.id, { limit: 200 }) ?? []
+    t.equal(bs.filter((d) => d.status === 'failed').length, 100, 'failed ones finished after the cut stay, for a manual retry')
+    t.equal(bs.length, 101, 'and the pending one')
     const pending = await webhooks.claim('s', 1, 60000)
     t.same(pending.map((d) => d.body), ['{"id":5000,"name":"after the cut"}'], 'pending ones stay')
     t.equal(await webhooks.prune(cut), 0, 'nothing more to prune')

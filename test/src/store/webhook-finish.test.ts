@@ -82,7 +82,8 @@ t.test('the outcomes of one turn land with one statement, each as it would alone
   // One turn before the 410, then one with it; every caller hears.
   proxy.statements = 0
   t.same(await Promise.all(MIXED.slice(0, 10).map(finish)), MIXED.slice(0, 10).map(() => undefined))
-  t.equal(proxy.statements, 2, 'one statement, and a second from the second outcome of b 1 on')
+  // Each statement of outcomes is followed by one that marks the endpoints failing (or no longer).
+  t.equal(proxy.statements, 4, 'one statement, and a second from the second outcome of b 1 on, each with its failing_since update')
   t.same(await Promise.all(MIXED.slice(10).map(finish)), MIXED.slice(10).map(() => undefined))
 
   const [got, expected] = [await rows(t, batchUrl), await rows(t, aloneUrl)]
@@ -104,7 +105,7 @@ t.test('a statement holds 500 outcomes at most', { skip }, async (t) => {
   t.equal(claimed.length, 501)
   proxy.statements = 0
   await Promise.all(claimed.map((d) => store.webhooks.finish('s', d.id, { result: 'succeeded', status: 200 })))
-  t.equal(proxy.statements, 2)
+  t.equal(proxy.statements, 4, '500 outcomes, then 1, each with its failing_since update')
   const db = await connect(t, url)
   t.same((await db.query('SELECT status, attempts, count(*)::int FROM webhook_deliveries GROUP BY 1, 2')).rows, [{ status: 'succeeded', attempts: 1, count: 501 }])
 })
@@ -178,7 +179,7 @@ t.test('the outcomes that come while a statement is being written go together in
     await new Promise((resolve) => setImmediate(resolve))
   }
   await Promise.all([first, ...later])
-  t.equal(proxy.statements, 2, 'the first, then the five that waited for it')
+  t.equal(proxy.statements, 4, 'the first, then the five that waited for it, each with its failing_since update')
   const db = await connect(t, url)
   t.same((await db.query('SELECT status, count(*)::int FROM webhook_deliveries GROUP BY 1')).rows, [{ status: 'succeeded', count: 6 }])
 })
