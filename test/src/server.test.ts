@@ -66,7 +66,7 @@ t.test('a bad tokens file stops the start with one line naming its line, never t
   const unknown = await failedStart({ API_TOKENS_FILE: join(dir, 'unknown') })
   t.equal(unknown.code, 1)
   t.equal(unknown.stderr, 'plant-store: API_TOKENS_FILE line 3 is not valid: word 1 after the token is not a scope; ' +
-    'expected plants:read, plants:write, webhooks or metrics, or the token alone for every scope\n')
+    'expected plants:read, plants:write, webhooks, metrics or events:read, or the token alone for every scope\n')
   const twice = await failedStart({ API_TOKENS_FILE: join(dir, 'twice') })
   t.equal(twice.code, 1)
   t.equal(twice.stderr, 'plant-store: API_TOKENS_FILE line 3 is not valid: it gives a token that API_TOKENS_FILE line 1 gives with other scopes; ' +

@@ -13,7 +13,7 @@ import { prefixFor, redisUrl } from '../../helpers/redis.js'
 interface Logged { level: number, msg: string }
 
 async function app (t: Test, env: Record<string, string>, lines: Logged[] = []): Promise<FastifyInstance> {
-  const config = loadConfig({ API_TOKENS: `${TOKEN},scraper`, LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:', ...env })
+  const config = loadConfig({ API_TOKENS: `${TOKEN},scraper`, LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:', MAX_EVENT_LOOP_DELAY: '0', ...env })
   const instance = await buildApp(config, { logStream: { write: (line) => { lines.push(JSON.parse(line)) } } })
   t.teardown(() => instance.close())
   await instance.ready()
