@@ -41,7 +41,9 @@ t.test('two instances share the deliveries, each attempted once; a killed one\'s
   const retried = all.filter(({ result }) => result !== 'succeeded')
   t.ok(retried.length < 20, `${retried.length} attempts failed (a timeout under load) and were retried`)
 
-  // The receiver stops answering; the process claims new deliveries and is killed holding them.
+  // The receiver stops answering; the process, now the only instance, claims new deliveries and is
+  // killed holding them; an instance started after the kill takes them over.
+  await b.close()
   hang = true
   const before = receiver.received.length
   for (let id = 2001; id <= 2008; id++) t.same(await postPlants([a.url], id, id, 1), [id])
@@ -54,6 +56,7 @@ t.test('two instances share the deliveries, each attempted once; a killed one\'s
   const killed = Date.now()
   hang = false
   t.ok(held.length > 0, `the killed process held ${held.length} deliveries`)
+  await startInProcess(t, env)
 
   const after = (id: string) => receiver.received.filter((request) => request.headers['webhook-id'] === id && request.at > killed)
   await waitUntil('its deliveries are taken over', () => held.every(({ id }) => after(id).length > 0), 30_000)

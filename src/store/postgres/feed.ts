@@ -65,7 +65,6 @@ export function postgresFeed (read: Query, transaction: Transaction, onCommit: (
           await client.query(RAISE, [String(floor)])
           const dropped = await client.query(DROP, [String(floor), from])
           total += dropped.rowCount as number
-          /* c8 ignore next -- a full chunk of old events (FEED_PRUNE_CHUNK) is more than the retention tests write */
           return rows.length === FEED_PRUNE_CHUNK && floor === BigInt(rows[rows.length - 1].id)
         })
       }

@@ -51,8 +51,7 @@ export function sqliteFeed (db: Database.Database, read: Read, write: Run, onDel
   })
 
   const listeners = new Set<() => void>()
-  let stopLocal: (() => void) | undefined
-  let poll: NodeJS.Timeout | undefined
+  let stop = (): void => {}
   let version = 0
   const wake = (): void => { for (const listener of listeners) listener() }
 
@@ -70,9 +69,9 @@ export function sqliteFeed (db: Database.Database, read: Read, write: Run, onDel
       const entry = (): void => listener()
       listeners.add(entry)
       if (listeners.size === 1) {
-        stopLocal = onDeliveries(wake)
+        const stopLocal = onDeliveries(wake)
         version = dataVersion.get() as number
-        poll = setInterval(() => {
+        const poll = setInterval(() => {
           // A file gone or locked answers at the next read: waiters keep waiting meanwhile.
           let now: number
           try {
@@ -85,11 +84,13 @@ export function sqliteFeed (db: Database.Database, read: Read, write: Run, onDel
           version = now
           wake()
         }, POLL_MS).unref()
+        stop = () => {
+          clearInterval(poll)
+          stopLocal()
+        }
       }
       return () => {
-        if (!listeners.delete(entry) || listeners.size > 0) return
-        clearInterval(poll)
-        stopLocal?.()
+        if (listeners.delete(entry) && listeners.size === 0) stop()
       }
     },
 
