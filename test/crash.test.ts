@@ -6,6 +6,18 @@ import { forEachStore } from './helpers/stores.js'
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
 
+/** Every event the feed of the service at `url` keeps, from the start, page by page (ids as text: exact). */
+async function feed (url: string): Promise<Array<{ type: string, data: { id: string, name?: string } }>> {
+  const events: Array<{ type: string, data: { id: string, name?: string } }> = []
+  for (let next: string | undefined = '/events?limit=1000&wait=0'; next !== undefined;) {
+    const res = await fetch(new URL(next, url), { headers })
+    const page = JSON.parse((await res.text()).replace(/"id":(-?\d+)/g, '"id":"$1"')) as typeof events
+    events.push(...page)
+    next = page.length === 0 ? undefined : /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '')?.[1]
+  }
+  return events
+}
+
 forEachStore(t, (t, _build, databaseUrl) => {
   t.test('every acknowledged plant survives a SIGKILL in the middle of the load', async (t) => {
     const env = { API_TOKENS: TOKEN, DATABASE_URL: await databaseUrl(t) }
@@ -42,6 +54,8 @@ forEachStore(t, (t, _build, databaseUrl) => {
       if (res.status !== 200 || (await res.json() as { name: string }).name !== `plant ${id}`) missing.push(id)
     }
     t.same(missing, [], 'nothing acknowledged was lost')
+    const created = new Set((await feed(second.url)).filter(({ type }) => type === 'plant.created').map(({ data }) => Number(data.id)))
+    t.same(acknowledged.filter((id) => !created.has(id)), [], 'the change feed has the event of every acknowledged create')
     second.child.kill('SIGTERM')
     await exited(second)
   })
@@ -87,6 +101,9 @@ forEachStore(t, (t, _build, databaseUrl) => {
       if (stored !== acknowledged[id] && stored !== acknowledged[id] + 1) lost.push(`${id}: acknowledged rev ${acknowledged[id]}, stored ${name}`)
     }
     t.same(lost, [], 'no acknowledged change was lost')
+    const updates = new Set((await feed(second.url)).filter(({ type }) => type === 'plant.updated').map(({ data }) => `${data.id} ${data.name}`))
+    const missing = acknowledged.flatMap((last, id) => Array.from({ length: last }, (_, i) => `${id} rev ${i + 1}`)).filter((change) => !updates.has(change))
+    t.same(missing, [], 'the change feed has the event of every acknowledged change')
     second.child.kill('SIGTERM')
     await exited(second)
   })
