@@ -51,7 +51,8 @@ export function sqliteFeed (db: Database.Database, read: Read, write: Run, onDel
   })
 
   const listeners = new Set<() => void>()
-  let stop = (): void => {}
+  let stopLocal: (() => void) | undefined
+  let poll: NodeJS.Timeout | undefined
   let version = 0
   const wake = (): void => { for (const listener of listeners) listener() }
 
@@ -69,9 +70,9 @@ export function sqliteFeed (db: Database.Database, read: Read, write: Run, onDel
       const entry = (): void => listener()
       listeners.add(entry)
       if (listeners.size === 1) {
-        const stopLocal = onDeliveries(wake)
+        stopLocal = onDeliveries(wake)
         version = dataVersion.get() as number
-        const poll = setInterval(() => {
+        poll = setInterval(() => {
           // A file gone or locked answers at the next read: waiters keep waiting meanwhile.
           let now: number
           try {
@@ -84,13 +85,11 @@ export function sqliteFeed (db: Database.Database, read: Read, write: Run, onDel
           version = now
           wake()
         }, POLL_MS).unref()
-        stop = () => {
-          clearInterval(poll)
-          stopLocal()
-        }
       }
       return () => {
-        if (listeners.delete(entry) && listeners.size === 0) stop()
+        if (!listeners.delete(entry) || listeners.size > 0) return
+        clearInterval(poll)
+        ;(stopLocal as () => void)()
       }
     },
 
