@@ -26,7 +26,7 @@ const updateStatement = (feed: boolean): string => `WITH input AS (
     UPDATE plants p SET name = d.name, tag = d.tag FROM decided d WHERE p.id = d.id AND d.changed
     RETURNING p.id, p.name, p.tag
   ), ${outboxEvents('plant.updated', 'u.id', '\'{"id":\' || u.id || \',"name":\' || to_json(u.name)::text || coalesce(\',"tag":\' || to_json(u.tag)::text, \'\') || \'}\'', 'updated u', feed)}
-  SELECT ord, name, tag, changed, refused, (SELECT count(*) FROM notified) AS notified FROM decided`
+  SELECT ord, name, tag, changed, refused, (SELECT deliveries FROM notified) AS notified FROM decided`
 export const UPDATE = updateStatement(false)
 
 // A run of deletes in one statement, decided as a run of updates is.
@@ -40,7 +40,7 @@ const deleteStatement = (feed: boolean): string => `WITH locked AS (
     DELETE FROM plants p USING decided d WHERE p.id = d.id AND NOT d.refused
     RETURNING p.id
   ), ${outboxEvents('plant.deleted', 'd.id', '\'{"id":\' || d.id || \'}\'', 'deleted d', feed)}
-  SELECT id, refused, (SELECT count(*) FROM notified) AS notified FROM decided`
+  SELECT id, refused, (SELECT deliveries FROM notified) AS notified FROM decided`
 export const DELETE = deleteStatement(false)
 // With the change feed on: every change writes its event, in commit order (outbox.ts).
 const FEED = { update: updateStatement(true), delete: deleteStatement(true) }
@@ -65,7 +65,8 @@ async function eachAloneOnError (run: WriteWaiter[], send: (run: WriteWaiter[]) 
  * What the outbox needs of a batch: the instance's name for its notifications, who to tell of events
  * committed.
  */
-export interface OutboxNotice { instance: string, notified: () => void, feed?: boolean }
+/** How a batch's statement tells of the events it wrote: `deliveries` when an endpoint receives one. */
+export interface OutboxNotice { instance: string, notified: (deliveries: boolean) => void, feed?: boolean }
 
 /** The statements of a batch's updates and deletes, sent through `write` (the batch's connection). */
 export function changeWrites (write: Query, { instance, notified, feed = false }: OutboxNotice) {
@@ -76,9 +77,9 @@ export function changeWrites (write: Query, { instance, notified, feed = false }
       const { id, change, ifMatch, ifNoneMatch } = item as Update
       return `{"id":"${id}","change":${JSON.stringify(change)},"match":${JSON.stringify(matchText(ifMatch))},"none":${JSON.stringify(matchText(ifNoneMatch))}}`
     })
-    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean, refused: boolean, notified: string }>(`plant-store-update-many${suffix}`, update, [`[${input.join(',')}]`, instance])
+    const { rows } = await write<{ ord: string, name: string, tag: string | null, changed: boolean, refused: boolean, notified: boolean | null }>(`plant-store-update-many${suffix}`, update, [`[${input.join(',')}]`, instance])
     // The statement has committed: its events can be expanded now.
-    if (rows.some((row) => row.notified !== '0')) notified()
+    if (rows.length > 0 && rows[0].notified !== null) notified(rows[0].notified)
     const results: Array<UpdateResult | undefined> = run.map(() => undefined)
     for (const row of rows) results[Number(row.ord) - 1] = { outcome: row.refused ? 'refused' : row.changed ? 'updated' : 'unchanged', plant: toPlant(row.name, row.tag) }
     run.forEach((waiter, i) => waiter.resolve(results[i]))
@@ -86,9 +87,9 @@ export function changeWrites (write: Query, { instance, notified, feed = false }
 
   async function sendDeletes (run: WriteWaiter[]): Promise<void> {
     const sorted = run.map(({ item }) => item as Delete).sort((a, b) => (a.id < b.id ? -1 : 1))
-    const { rows } = await write<{ id: string, refused: boolean, notified: string }>(`plant-store-delete-many${suffix}`, remove,
+    const { rows } = await write<{ id: string, refused: boolean, notified: boolean | null }>(`plant-store-delete-many${suffix}`, remove,
       [sorted.map(({ id }) => String(id)), instance, sorted.map(({ ifMatch }) => matchText(ifMatch)), sorted.map(({ ifNoneMatch }) => matchText(ifNoneMatch))])
-    if (rows.some((row) => row.notified !== '0')) notified()
+    if (rows.length > 0 && rows[0].notified !== null) notified(rows[0].notified)
     const decided = new Map(rows.map((row) => [row.id, row.refused ? 'refused' as const : true]))
     for (const waiter of run) waiter.resolve(decided.get(String((waiter.item as Delete).id)) ?? false)
   }

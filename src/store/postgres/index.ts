@@ -162,7 +162,7 @@ export async function openPostgresStore (options: PostgresStoreOptions): Promise
 
   return {
     webhooks: webhooks.store,
-    events: feed ? postgresFeed(read, transaction, webhooks.store.onDeliveries) : undefined,
+    events: feed ? postgresFeed(read, transaction, webhooks.onCommits) : undefined,
     cursorKey: key,
 
     create (plant: PlantRecord, options?: WriteOptions) {

@@ -6,6 +6,9 @@ import type { ClaimOptions, ClaimedDelivery, Expansion, WebhookEventType } from 
 import { CHANNEL } from './listen.js'
 import type { Query } from './query.js'
 
+/** The end of a notification whose events no endpoint receives: it wakes the feed's waiters, not the senders. */
+export const FEED_ONLY = ':feed'
+
 // A batch's creates and their events in one statement, hence one transaction.
 const insertStatement = (feed: boolean): string => `WITH new AS (
     SELECT (e->>'id')::bigint AS id, e->>'name' AS name, e->>'tag' AS tag, e::text AS body FROM json_array_elements($1::json) AS e
@@ -13,11 +16,14 @@ const insertStatement = (feed: boolean): string => `WITH new AS (
     INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM new
     ON CONFLICT (id) DO NOTHING RETURNING id
   ), ${outboxEvents('plant.created', 'new.id', 'new.body', 'new JOIN inserted ON inserted.id = new.id', feed)}
-  SELECT id, (SELECT count(*) FROM notified) AS notified FROM inserted`
+  SELECT id, (SELECT deliveries FROM notified) AS notified FROM inserted`
 const INSERT = insertStatement(false)
 const FEED_INSERT = insertStatement(true)
 
-/** The CTEs that write a statement's events into the outbox, one per row of `from`. */
+/**
+ * The CTEs that write a statement's events into the outbox, one per row of `from`; `notified` has a row
+ * when events were written, `deliveries` saying whether an endpoint receives one.
+ */
 export function outboxEvents (type: WebhookEventType, id: string, data: string, from: string, feed = false): string {
   const received = `state.mask & ${eventBit(type)} <> 0`
   return `state AS (
@@ -25,9 +31,10 @@ export function outboxEvents (type: WebhookEventType, id: string, data: string, 
   ), ${feed ? feedOrder(from) : ''}events AS (
     INSERT INTO webhook_events (plant_id, type, body, generation, fanout)
     SELECT ${id}, '${type}', ${data}, state.value, ${feed ? `CASE WHEN ${received} THEN '' END` : "''"} FROM ${from} CROSS JOIN state
-    ${feed ? 'CROSS JOIN ordered' : `WHERE ${received}`} RETURNING 1
+    ${feed ? 'CROSS JOIN ordered' : `WHERE ${received}`} RETURNING fanout IS NOT NULL AS received
   ), notified AS (
-    SELECT pg_notify('${CHANNEL}', $2) FROM events LIMIT 1
+    SELECT bool_or(received) AS deliveries, pg_notify('${CHANNEL}', $2 || CASE WHEN bool_or(received) THEN '' ELSE '${FEED_ONLY}' END)
+    FROM events HAVING count(*) > 0
   )`
 }
 
@@ -148,10 +155,10 @@ interface ClaimRow {
 export function outboxQueries (query: Query, transaction: Transaction, instance: string, feed = false) {
   const [name, insert] = feed ? ['plant-store-insert-outbox-feed', FEED_INSERT] : ['plant-store-insert-outbox', INSERT]
   return {
-    /** Inserts a batch of new plants with their events; the ids inserted, and whether any event was added. */
-    async insert (plants: PlantRecord[], write: Query): Promise<{ created: string[], delivered: boolean }> {
-      const { rows } = await write<{ id: string, notified: string }>(name, insert, [`[${plants.map(stringifyNewPlant).join(',')}]`, instance])
-      return { created: rows.map((row) => row.id), delivered: rows.some((row) => row.notified !== '0') }
+    /** Inserts a batch of new plants with their events; the ids inserted, and whether events were written (`notified`) for endpoints (true). */
+    async insert (plants: PlantRecord[], write: Query): Promise<{ created: string[], notified: boolean | null }> {
+      const { rows } = await write<{ id: string, notified: boolean | null }>(name, insert, [`[${plants.map(stringifyNewPlant).join(',')}]`, instance])
+      return { created: rows.map((row) => row.id), notified: rows.length === 0 ? null : rows[0].notified }
     },
 
     async claim (owner: string, limit: number, leaseMs: number, options?: ClaimOptions): Promise<ClaimedDelivery[]> {

@@ -4,7 +4,7 @@ import { deliveryListeners, eventMask, newEndpointId, STOPPED, toDelivery, toEnd
 import { EndpointLimitError, type WebhookStore } from '../webhook-types.js'
 import { finishQueries } from './finish.js'
 import { CHANNEL, listen } from './listen.js'
-import { lockEndpoint, ORPHANS, outboxQueries, resubscribe, stopPending, type Transaction } from './outbox.js'
+import { FEED_ONLY, lockEndpoint, ORPHANS, outboxQueries, resubscribe, stopPending, type Transaction } from './outbox.js'
 import type { Query } from './query.js'
 
 const ENDPOINT_COLUMNS = 'id, url, description, events, enabled, created_at, disabled_at, disabled_reason'
@@ -48,8 +48,24 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
   const instance = randomUUID()
   const outbox = outboxQueries(query, transaction, instance, feed)
   const { finish } = finishQueries(query, transaction)
+  // The senders': deliveries to make. The feed's: events committed, here or on another instance.
   const listeners = deliveryListeners()
+  const commits = deliveryListeners()
+  const heard = (deliveries: boolean): void => {
+    commits.call()
+    if (deliveries) listeners.call()
+  }
   let listener: ReturnType<typeof listen> | undefined
+  // The LISTEN connection opens with the first listener: a store that sends nothing needs none.
+  const listening = (): void => {
+    listener ??= listen({
+      url,
+      timeout,
+      log,
+      notified: (payload) => { if (!payload.startsWith(instance)) heard(!payload.endsWith(FEED_ONLY)) },
+      reconnected: () => heard(true)
+    })
+  }
 
   const store: WebhookStore = {
     cursorKey,
@@ -149,14 +165,7 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
     prune: outbox.prune,
 
     onDeliveries (callback) {
-      // The LISTEN connection opens with the first listener: a store that sends nothing needs none.
-      listener ??= listen({
-        url,
-        timeout,
-        log,
-        notified: (payload) => { if (payload !== instance) listeners.call() },
-        reconnected: () => listeners.call()
-      })
+      listening()
       return listeners.add(callback)
     }
   }
@@ -166,14 +175,20 @@ export function postgresWebhooks ({ url, timeout, log, cursorKey, query, read, t
 
     /** Inserts a batch of new plants with the outbox rows; the ids inserted. */
     async insert (plants: Parameters<typeof outbox.insert>[0], write: Query): Promise<string[]> {
-      const { created, delivered } = await outbox.insert(plants, write)
+      const { created, notified } = await outbox.insert(plants, write)
       // The statement has committed: the events can be expanded now.
-      if (delivered) listeners.call()
+      if (notified !== null) heard(notified)
       return created
     },
 
     /** For the updates and deletes of a batch. */
-    notice: { instance, notified: () => listeners.call(), feed },
+    notice: { instance, notified: heard, feed },
+
+    /** Calls `callback` after each commit that wrote events, of this instance or another. */
+    onCommits (callback: () => void): () => void {
+      listening()
+      return commits.add(callback)
+    },
 
     async close (): Promise<void> {
       await listener?.stop()

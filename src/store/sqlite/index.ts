@@ -74,7 +74,7 @@ export function openSqliteStore (options: SqliteStoreOptions): PlantStore {
     return work()
   }
   const webhooks = sqliteWebhooks(db, key, (work, wrote) => run('write', checked(work), wrote), (work) => run('read', checked(work)), feed)
-  const events = feed ? sqliteFeed(db, (work) => run('read', checked(work)), (work) => run('write', checked(work)), webhooks.store.onDeliveries) : undefined
+  const events = feed ? sqliteFeed(db, (work) => run('read', checked(work)), (work) => run('write', checked(work)), webhooks.onCommits) : undefined
   const plants = plantStatements(db, webhooks.changed)
   // Ready means writable: a write committed now (see the probe's migration).
   const probe = db.prepare<[number]>('INSERT INTO plant_store_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at')

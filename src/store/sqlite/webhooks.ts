@@ -105,8 +105,11 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     backlog: db.prepare<[], { pending: number, oldest: number | null }>("SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'")
   }
 
+  // The sender's: deliveries to make. The feed's: events committed (written for the feed alone, they wake no sender).
   const listeners = deliveryListeners()
+  const commits = deliveryListeners()
   let waking = false
+  let toSender = false
 
   function stopPending (endpoint: string, why: string): void {
     sql.stop.run({ endpoint, why, now: Date.now() })
@@ -328,12 +331,21 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
       const received = outbox.receives(type)
       if (!received && !feed) return
       outbox.write(type, plant.id, 'name' in plant ? stringifyNewPlant(plant) : deletedData(plant.id), Date.now(), received)
+      toSender ||= received
       if (waking) return
       waking = true
       process.nextTick(() => {
         waking = false
+        commits.call()
+        if (!toSender) return
+        toSender = false
         listeners.call()
       })
+    },
+
+    /** Calls `listener` after each batch that wrote events. */
+    onCommits (listener: () => void): () => void {
+      return commits.add(listener)
     }
   }
 }

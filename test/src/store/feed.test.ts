@@ -32,6 +32,39 @@ forEachStore(t, (t, _build, databaseUrl) => {
     t.equal(await store.events.prune(new Date(Date.now() + 60_000)), 0, 'a second prune has nothing to do')
   })
 
+  t.test('a change no endpoint receives wakes the feed, not the sender; one an endpoint receives wakes both', async (t) => {
+    const url = await databaseUrl(t)
+    const [here, elsewhere] = [await open(t, url), await open(t, url)]
+    const heard = { feed: 0, sender: 0, otherFeed: 0, otherSender: 0 }
+    const leave = [
+      here.events.onCommit(() => { heard.feed++ }),
+      here.webhooks.onDeliveries(() => { heard.sender++ }),
+      elsewhere.events.onCommit(() => { heard.otherFeed++ }),
+      elsewhere.webhooks.onDeliveries(() => { heard.otherSender++ })
+    ]
+    t.teardown(() => { for (const stop of leave) stop() })
+    const settled = async (): Promise<void> => { await sleep(300) }
+    await settled()
+    Object.assign(heard, { feed: 0, sender: 0, otherFeed: 0, otherSender: 0 })
+
+    await here.create({ id: 1n, name: 'for the feed' })
+    await here.update(1n, { name: 'renamed' })
+    await here.delete(1n)
+    await settled()
+    t.ok(heard.feed > 0 && heard.otherFeed > 0, `the feed's listeners are woken here and elsewhere (${heard.feed}, ${heard.otherFeed})`)
+    t.same([heard.sender, heard.otherSender], [0, 0], 'no sender is woken: there is nothing to deliver')
+
+    await here.webhooks.createEndpoint({ url: 'https://receiver.example/hook', secret: 'whsec_AAAA' })
+    await settled()
+    Object.assign(heard, { feed: 0, sender: 0, otherFeed: 0, otherSender: 0 })
+    await here.create({ id: 2n, name: 'for an endpoint' })
+    await settled()
+    t.ok(heard.sender > 0, `with an endpoint, the sender is woken (${heard.sender})`)
+    // PostgreSQL notifies every instance; a SQLite sender in another process finds the deliveries at its next poll.
+    if (url.startsWith('postgres')) t.ok(heard.otherSender > 0, `and the other instance's sender (${heard.otherSender})`)
+    t.ok(heard.feed > 0 && heard.otherFeed > 0, 'and the feed\'s listeners')
+  })
+
   t.test('a commit of another instance on the same database wakes a listener; one that left is not called', async (t) => {
     const url = await databaseUrl(t)
     const [waiting, writing] = [await open(t, url), await open(t, url)]
