@@ -26,8 +26,10 @@ export const EXPANSION = {
 export function sqliteOutbox (db: Database.Database) {
   const sql = {
     state: db.prepare<[], { mask: number }>('SELECT mask FROM webhook_generation'),
-    insertEvent: db.prepare<[bigint, string, string, number, string | null]>(`INSERT INTO webhook_events (plant_id, type, body, created_at, generation, fanout)
-      VALUES (?, ?, ?, ?, (SELECT value FROM webhook_generation), ?)`),
+    insertEvent: db.prepare<[bigint, string, string, number]>(`INSERT INTO webhook_events (plant_id, type, body, created_at, generation, fanout)
+      VALUES (?, ?, ?, ?, (SELECT value FROM webhook_generation), '')`),
+    // Born expanded: no subscription spell is ever matched against its generation.
+    insertFeedEvent: db.prepare<[bigint, string, string, number]>('INSERT INTO webhook_events (plant_id, type, body, created_at) VALUES (?, ?, ?, ?)'),
     bump: db.prepare<[], number>('UPDATE webhook_generation SET value = value + 1 RETURNING value').pluck(),
     close: db.prepare('UPDATE webhook_subscriptions SET until = @generation, closed_at = @now WHERE endpoint_id = @endpoint AND until IS NULL'),
     open: db.prepare('INSERT INTO webhook_subscriptions (endpoint_id, events, since) SELECT id, events, @generation FROM webhook_endpoints WHERE id = @endpoint AND enabled = 1'),
@@ -55,7 +57,7 @@ export function sqliteOutbox (db: Database.Database) {
 
     /** Writes a change's event: to expand (`received`), or for the change feed alone, born expanded. */
     write (type: WebhookEventType, plantId: bigint, data: string, now: number, received = true): void {
-      sql.insertEvent.run(plantId, type, data, now, received ? '' : null)
+      ;(received ? sql.insertEvent : sql.insertFeedEvent).run(plantId, type, data, now)
     },
 
     /** After a change of an endpoint's enabled state or events (or its creation), in the same transaction. */
