@@ -37,14 +37,22 @@ function checkOptions (options: Partial<EventsOptions>): Required<EventsOptions>
 
 const GONE = 'querystring/after is older than the oldest event the feed keeps: start again with after=now, then list the plants.'
 
+// A page that woken waiters share is made JSON once.
+const made = new WeakMap<FeedPage, string>()
+
 /** The page's JSON, built from the data each event keeps as text (ids exact): one string, no serializer. */
-function pageJson ({ events }: FeedPage): string {
+function pageJson (page: FeedPage): string {
+  const known = made.get(page)
+  if (known !== undefined) return known
+  const { events } = page
   let json = '['
   for (let i = 0; i < events.length; i++) {
     const { seq, type, at, data } = events[i]
     json += `${i === 0 ? '' : ','}{"id":"${seq}","type":"${type}","timestamp":"${new Date(at).toISOString()}","data":${data}}`
   }
-  return `${json}]`
+  json += ']'
+  made.set(page, json)
+  return json
 }
 
 function typesMask (types: string | undefined): number {

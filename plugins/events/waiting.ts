@@ -1,5 +1,8 @@
 import type { EventFeed, FeedPage, FeedQuery } from '../../src/store/feed-types.js'
 
+/** The shortest time between two wake-ups of the waiting requests, in ms. */
+export const WAKE_MS = 10
+
 /** The long polls of one app: the commits heard while anyone waits, and one shared read per query when a commit wakes them. */
 export function waitingRoom (feed: EventFeed, limit: number) {
   const waiters = new Set<() => void>()
@@ -10,9 +13,21 @@ export function waitingRoom (feed: EventFeed, limit: number) {
   // The reads under way, by query and by the commits heard when each started.
   const reads = new Map<string, Promise<FeedPage>>()
 
-  function wake (): void {
+  // Waiters are woken at once after a quiet spell, then at most every WAKE_MS while commits keep
+  // coming: a follower at the head of a busy store reads several batches per answer, not one.
+  let woken = -Infinity
+  let pending: NodeJS.Timeout | undefined
+  function wakeNow (): void {
+    pending = undefined
+    woken = performance.now()
     commits++
     for (const waiter of waiters) waiter()
+  }
+  function wake (): void {
+    if (pending !== undefined) return
+    const due = woken + WAKE_MS - performance.now()
+    if (due <= 0) wakeNow()
+    else pending = setTimeout(wakeNow, due)
   }
 
   return {
@@ -78,6 +93,7 @@ export function waitingRoom (feed: EventFeed, limit: number) {
     /** A shutdown: every waiting request answers now with what it has, and none waits again. */
     close (): void {
       closing = true
+      clearTimeout(pending)
       for (const waiter of waiters) waiter()
     }
   }
