@@ -78,6 +78,8 @@ export interface Workload {
   path: string
   headers?: Record<string, string>
   setup?: (request: autocannon.Request) => autocannon.Request
+  /** Requests per second over all connections; as fast as the server answers when absent. */
+  rate?: number
 }
 
 // Random ids, as clients choose theirs: each insert lands anywhere in the key's index.
@@ -114,11 +116,11 @@ export interface Result {
 }
 
 function cannon (server: Server, workload: Workload, limit: { duration: number } | { amount: number }): Promise<autocannon.Result> & { stop: () => void } {
-  const { method, path, headers, setup } = workload
+  const { method, path, headers, setup, rate } = workload
   // autocannon calls setupRequest when the key is present, even when undefined.
   const request = { method, path, headers: { ...AUTH, ...headers }, ...(setup && { setupRequest: setup }) }
   // Without a callback autocannon returns its tracker, which is also a promise of the result.
-  return autocannon({ url: server.url, connections: CONNECTIONS, requests: [request], ...limit }) as Promise<autocannon.Result> & { stop: () => void }
+  return autocannon({ url: server.url, connections: CONNECTIONS, requests: [request], ...limit, ...(rate !== undefined && { overallRate: rate }) }) as Promise<autocannon.Result> & { stop: () => void }
 }
 
 /** JIT and caches warm, before anything is measured; returns the 2xx answers. */

@@ -6,6 +6,8 @@ import { measure, startServer, stopServer, warmUp, type Result, type Server, typ
 import { fillPlants } from './stores.js'
 
 export interface Instance {
+  /** Where a server instance answers. */
+  url?: string
   warmUp: (workload: Workload) => Promise<unknown>
   measure: (workload: Workload, seconds: number) => Promise<Result>
   stop: () => Promise<void>
@@ -25,6 +27,7 @@ export interface Target {
 /** A Node.js server: `command` (a script, after any Node.js options) with `env`; its database (DATABASE_URL) filled with `plants` plants once it has made its tables. */
 export function nodeTarget (name: string, command: string[], env: Record<string, string>, plants = 0): Target {
   const instance = (server: Server): Instance => ({
+    url: server.url,
     warmUp: async (workload) => { target.answered = (target.answered ?? 0) + await warmUp(server, workload) },
     measure: async (workload, seconds) => {
       const result = await measure(server, workload, seconds)
