@@ -11,7 +11,7 @@ const ALL = 0b111
 // The feed's half of the store port, on each store: the prune's chunks and the wake-up across instances.
 forEachStore(t, (t, _build, databaseUrl) => {
   async function open (t: Parameters<typeof databaseUrl>[0], url: string): Promise<PlantStore & { events: EventFeed }> {
-    const store = await openStore({ databaseUrl: url, sqliteSynchronous: 'normal', databasePoolSize: 4, databaseTimeout: 5000, eventsRetention: 60_000 })
+    const store = await openStore({ databaseUrl: url, sqliteSynchronous: 'normal', databasePoolSize: 4, databaseTimeout: 30_000, eventsRetention: 60_000 })
     t.teardown(() => store.close())
     t.ok(store.events, 'the feed is on')
     return store as PlantStore & { events: EventFeed }
