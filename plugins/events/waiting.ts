@@ -1,7 +1,7 @@
 import type { EventFeed, FeedPage, FeedQuery } from '../../src/store/feed-types.js'
 
 /** The shortest time between two wake-ups of the waiting requests, in ms. */
-export const WAKE_MS = 10
+export const WAKE_MS = 50
 
 /** The long polls of one app: the commits heard while anyone waits, and one shared read per query when a commit wakes them. */
 export function waitingRoom (feed: EventFeed, limit: number) {
