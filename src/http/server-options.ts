@@ -52,8 +52,7 @@ export type ServerConfig = Pick<Config, 'bodyLimit' | 'logLevel' | 'requestTimeo
 export function serverOptions (config: ServerConfig, logStream?: LogStream): FastifyHttpOptions<Server> {
   return {
     logger: { level: config.logLevel, stream: logStream, serializers: { req: serializeRequest } },
-    // The logger above has no redaction, formatters or mixin: the access line can be written directly.
-    logController: new RequestLog(true),
+    logController: new RequestLog(),
     genReqId: requestId,
     // Behind a proxy (deploy/haproxy), the client's address is in X-Forwarded-For: request.ip.
     trustProxy: config.trustProxy,
