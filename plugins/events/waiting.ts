@@ -13,8 +13,7 @@ export function waitingRoom (feed: EventFeed, limit: number) {
   // The reads under way, by query and by the commits heard when each started.
   const reads = new Map<string, Promise<FeedPage>>()
 
-  // Waiters are woken at once after a quiet spell, then at most every WAKE_MS while commits keep
-  // coming: a follower at the head of a busy store reads several batches per answer, not one.
+  // At once after a quiet spell, then at most every WAKE_MS: a follower gets several batches an answer.
   let woken = -Infinity
   let pending: NodeJS.Timeout | undefined
   function wakeNow (): void {
@@ -70,10 +69,7 @@ export function waitingRoom (feed: EventFeed, limit: number) {
       })
     },
 
-    /**
-     * The read of a woken request: it joins one of the same query that started after every
-     * commit heard so far (so it sees them all), or starts it; the page is shared, not changed.
-     */
+    /** A woken request's read: it joins one of its query begun after every commit heard so far, or begins it. */
     async read (query: Required<FeedQuery>): Promise<FeedPage> {
       const key = `${query.after}:${query.limit}:${query.types}:${commits}`
       let read = reads.get(key)

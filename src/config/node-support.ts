@@ -1,8 +1,4 @@
-/**
- * The Node.js lines Plant Store runs on, as package.json's engines names them: 22 from 22.13, and 24.
- * better-sqlite3 13, the first that survives Node 24's finalizers, segfaults on Node 20, whose life ended in
- * April 2026.
- */
+/** The Node.js lines Plant Store runs on, as package.json's engines names them: 22 from 22.13, and 24. */
 export const SUPPORTED_NODE_LINES = 'Node.js 22 (22.13 or later) or 24'
 
 /** Why this Node.js cannot run the service, or undefined when it can. */

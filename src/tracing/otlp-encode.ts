@@ -1,5 +1,4 @@
-// Our own in place of the OpenTelemetry SDK's: at the default sampler (every request) the tracing
-// table of `npm run bench` (docs/performance.md, "Figures") shows it more than 5 points cheaper per create.
+// Own code, not the SDK's: cheaper at the default sampler (docs/performance.md, "Figures", tracing).
 import type { Link, SpanContext } from '@opentelemetry/api'
 import type { RecordedSpan, SpanAttributes } from './spans.js'
 

@@ -1,8 +1,4 @@
-/**
- * The entity tag of the plant whose columns are `name` and `tag`, in SQL: the bytes plantEtag (../etag.ts)
- * hashes, hashed and written the same way, so that a statement checks If-Match on the row it is about to
- * write.
- */
+/** plantEtag (../etag.ts) in SQL, over the columns `name` and `tag`: a statement checks If-Match on the row it writes. */
 export function etagSql (name: string, tag: string): string {
   const bytes = `convert_to(${name}, 'UTF8') || CASE WHEN ${tag} IS NULL THEN decode('00', 'hex') ELSE decode('0000', 'hex') || convert_to(${tag}, 'UTF8') END`
   return `rtrim(translate(encode(sha256(${bytes}), 'base64'), '+/', '-_'), '=')`

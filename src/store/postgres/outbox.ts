@@ -6,7 +6,7 @@ import type { ClaimOptions, ClaimedDelivery, Expansion, WebhookEventType } from 
 import { CHANNEL } from './listen.js'
 import type { Query } from './query.js'
 
-/** The end of a notification whose events no endpoint receives: it wakes the feed's waiters, not the senders. */
+/** Ends a notification whose events only the feed receives: it wakes no sender. */
 export const FEED_ONLY = ':feed'
 
 // A batch's creates and their events in one statement, hence one transaction.
@@ -20,10 +20,7 @@ const insertStatement = (feed: boolean): string => `WITH new AS (
 const INSERT = insertStatement(false)
 const FEED_INSERT = insertStatement(true)
 
-/**
- * The CTEs that write a statement's events into the outbox, one per row of `from`; `notified` has a row
- * when events were written, `deliveries` saying whether an endpoint receives one.
- */
+/** The CTEs that write a statement's events, one per row of `from`; `notified` has a row when any was written. */
 export function outboxEvents (type: WebhookEventType, id: string, data: string, from: string, feed = false): string {
   const received = `state.mask & ${eventBit(type)} <> 0`
   return `state AS (

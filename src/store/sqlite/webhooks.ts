@@ -105,7 +105,7 @@ export function sqliteWebhooks (db: Database.Database, cursorKey: Buffer, run: R
     backlog: db.prepare<[], { pending: number, oldest: number | null }>("SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'")
   }
 
-  // The sender's: deliveries to make. The feed's: events committed (written for the feed alone, they wake no sender).
+  // The sender's listeners, and the feed's (events only the feed receives wake no sender).
   const listeners = deliveryListeners()
   const commits = deliveryListeners()
   let waking = false
