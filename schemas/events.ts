@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { MAX_CURSOR_LENGTH } from './list.js'
 import { PlantCreatedEvent, PlantDeletedEvent, PlantUpdatedEvent, WEBHOOK_EVENT_TYPES } from './webhooks.js'
 
@@ -37,31 +37,25 @@ const EventId = Type.Object({
   id: Type.String({ maxLength: 20, pattern: '^[0-9]+$', description: 'Opaque, unique per event', examples: ['1024'] })
 })
 
-/** plant.created in the change feed: the webhook payload, and the event's id. */
-export const PlantCreatedFeedEvent = Type.Composite([EventId, PlantCreatedEvent], {
-  $id: 'PlantCreatedFeedEvent',
-  additionalProperties: false,
-  description: 'A plant added, as the webhooks send it (PlantCreatedEvent), with the event\'s id'
-})
+/** An event type's webhook payload with the event's id: the feed's schema of that type, exact. */
+function feedEvent<T extends TObject> (payload: T, $id: string, what: string) {
+  return Type.Composite([EventId, payload], {
+    $id,
+    additionalProperties: false,
+    description: `A plant ${what}, as the webhooks send it (${payload.$id as string}), with the event's id`
+  })
+}
+
+export const PlantCreatedFeedEvent = feedEvent(PlantCreatedEvent, 'PlantCreatedFeedEvent', 'added')
 export type PlantCreatedFeedEvent = Static<typeof PlantCreatedFeedEvent>
 
-/** plant.updated in the change feed. */
-export const PlantUpdatedFeedEvent = Type.Composite([EventId, PlantUpdatedEvent], {
-  $id: 'PlantUpdatedFeedEvent',
-  additionalProperties: false,
-  description: 'A plant changed, as the webhooks send it (PlantUpdatedEvent), with the event\'s id'
-})
+export const PlantUpdatedFeedEvent = feedEvent(PlantUpdatedEvent, 'PlantUpdatedFeedEvent', 'changed')
 export type PlantUpdatedFeedEvent = Static<typeof PlantUpdatedFeedEvent>
 
 /** plant.created or plant.updated in the change feed. */
 export type PlantChangedFeedEvent = PlantCreatedFeedEvent | PlantUpdatedFeedEvent
 
-/** plant.deleted in the change feed. */
-export const PlantDeletedFeedEvent = Type.Composite([EventId, PlantDeletedEvent], {
-  $id: 'PlantDeletedFeedEvent',
-  additionalProperties: false,
-  description: 'A plant deleted, as the webhooks send it (PlantDeletedEvent), with the event\'s id'
-})
+export const PlantDeletedFeedEvent = feedEvent(PlantDeletedEvent, 'PlantDeletedFeedEvent', 'deleted')
 export type PlantDeletedFeedEvent = Static<typeof PlantDeletedFeedEvent>
 
 /** An event of the change feed. */
