@@ -53,7 +53,6 @@ export function waitingRoom (feed: EventFeed, limit: number) {
     /** Resolves once a commit follows `seen` (true), or on `until` (ms since the epoch), `gone`, or a close. */
     async wait (seen: number, until: number, gone: AbortSignal): Promise<boolean> {
       if (commits !== seen) return true
-      /* c8 ignore next -- a close or an abort between a request's read and its wait, in one turn, is not arranged by a test */
       if (closing || gone.aborted) return false
       return await new Promise((resolve) => {
         const done = (): void => {

@@ -44,3 +44,25 @@ t.test('a commit after a quiet spell wakes at once; commits that keep coming wak
   leave()
   t.ok(wakes >= 1 && wakes <= elapsed / WAKE_MS + 1, `30 commits in ${elapsed.toFixed(0)} ms woke the waiters ${wakes} times: every ${WAKE_MS} ms at most`)
 })
+
+t.test('a wait that begins after a commit it has not seen answers at once; a closed room or a gone request waits for nothing', async (t) => {
+  const store = await openStore({ databaseUrl: sqliteUrl(t), sqliteSynchronous: 'normal', databasePoolSize: 4, databaseTimeout: 5000, eventsRetention: 60_000 })
+  t.teardown(() => store.close())
+  const room = waitingRoom(store.events as EventFeed, 10)
+  const { seen, leave } = room.enter()
+  await store.create({ id: 1n, name: 'p' })
+  // The first commit after a quiet spell wakes the room at once, or within WAKE_MS.
+  for (let i = 0; i < 100 && room.commits === seen; i++) await new Promise((resolve) => setTimeout(resolve, WAKE_MS / 5))
+  t.not(room.commits, seen, 'the room heard the commit')
+  const started = performance.now()
+  t.equal(await room.wait(seen, Date.now() + 5000, new AbortController().signal), true, 'woken by the commit it had not seen')
+  t.ok(performance.now() - started < 1000, 'without waiting for the timeout')
+
+  const gone = new AbortController()
+  gone.abort()
+  t.equal(await room.wait(room.commits, Date.now() + 5000, gone.signal), false, 'a request already gone does not wait')
+  room.close()
+  t.equal(await room.wait(room.commits, Date.now() + 5000, new AbortController().signal), false, 'a closed room does not wait')
+  t.equal(room.open, false, 'and lets no one in')
+  leave()
+})
