@@ -103,12 +103,13 @@ const events: FastifyPluginAsync<EventsOptions> = async (instance, options) => {
     const stay = wait > 0 && room.open ? room.enter() : undefined
     try {
       let page: FeedPage
+      let position: bigint | undefined
       if (after === 'now') {
         // The current end, and nothing yet: what commits from now on.
         const { end, floor } = await feed.end()
         page = { events: [], floor, next: end }
       } else {
-        const position = after === undefined ? undefined : cursors.read(after)
+        position = after === undefined ? undefined : cursors.read(after)
         page = await feed.read({ after: position, limit, types: mask })
         if (position !== undefined && position < page.floor) throw new HttpError(410, GONE)
       }
@@ -116,10 +117,17 @@ const events: FastifyPluginAsync<EventsOptions> = async (instance, options) => {
         const until = Date.now() + wait * 1000
         const gone = new AbortController()
         reply.raw.once('close', () => gone.abort())
+        // Commits keep coming: a part page waits for the room's next wake-up (WAKE_MS at most) and is read again.
+        const hold = page.events.length < limit ? room.hold : 0
+        if (page.events.length > 0 && hold > 0) {
+          await room.wait(room.commits, Date.now() + hold, gone.signal)
+          page = await room.read({ after: position, limit, types: mask })
+        }
         for (let seen = stay.seen; page.events.length === 0 && await room.wait(seen, until, gone.signal);) {
           seen = room.commits
           page = await room.read({ after: page.next, limit, types: mask })
         }
+        if (page.events.length > 0) room.answered()
       }
       const query = `after=${cursors.write(page.next)}&limit=${limit}${types === undefined ? '' : `&types=${types}`}${wait > 0 ? `&wait=${wait}` : ''}`
       // The route's own path, prefix included: the reference resolves against the request URL.

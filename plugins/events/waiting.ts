@@ -16,6 +16,8 @@ export function waitingRoom (feed: EventFeed, limit: number) {
   // At once after a quiet spell, then at most every WAKE_MS: a follower gets several batches an answer.
   let woken = -Infinity
   let pending: NodeJS.Timeout | undefined
+  // When a waiting request last answered with events: the next answer of a part page comes WAKE_MS later at the earliest.
+  let answered = -Infinity
   function wakeNow (): void {
     pending = undefined
     woken = performance.now()
@@ -69,7 +71,7 @@ export function waitingRoom (feed: EventFeed, limit: number) {
     },
 
     /** A woken request's read: it joins one of its query begun after every commit heard so far, or begins it. */
-    async read (query: Required<FeedQuery>): Promise<FeedPage> {
+    async read (query: FeedQuery): Promise<FeedPage> {
       const key = `${query.after}:${query.limit}:${query.types}:${commits}`
       let read = reads.get(key)
       if (read === undefined) {
@@ -79,6 +81,20 @@ export function waitingRoom (feed: EventFeed, limit: number) {
         read.then(forget, forget)
       }
       return await read
+    },
+
+    /**
+     * Ms a waiting request whose page holds some events but is not full keeps its answer: what is left of
+     * WAKE_MS since the last answer with events. A follower at the head of a stream of commits then gets a
+     * batch every WAKE_MS, not an answer every few commits; after a quiet spell it is 0.
+     */
+    get hold (): number {
+      return Math.max(0, answered + WAKE_MS - performance.now())
+    },
+
+    /** A waiting request answers with events now. */
+    answered (): void {
+      answered = performance.now()
     },
 
     get commits (): number {

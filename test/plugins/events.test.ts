@@ -9,6 +9,7 @@ import { AUTH, TOKEN, assertError, build as buildOn, postPlant, patchPlant, sqli
 import { change, readAll, readEvents } from '../helpers/events.js'
 import { bearer, INSUFFICIENT, scopedTokensFile } from '../helpers/scopes.js'
 import { forEachStore } from '../helpers/stores.js'
+import { WAKE_MS } from '../../plugins/events/waiting.js'
 
 const del = (app: Parameters<typeof postPlant>[0], id: string) => app.inject({ method: 'DELETE', url: `/plants/${id}`, headers: AUTH })
 
@@ -179,6 +180,46 @@ forEachStore(t, (t, build, databaseUrl) => {
     t.ok(pages.every((page) => page.events.map(change).join() === 'plant.created {"id":"2","name":"woken"}'), 'with the event, once')
     t.same(new Set(pages.map((page) => page.next.replace(/&.*/, ''))).size, 1, 'and one next position')
     t.ok(pages.every((page, i) => page.next.endsWith(i % 2 === 0 ? '&limit=100&wait=20' : '&limit=5&types=plant.created,plant.updated&wait=20')), 'each keeping its query')
+  })
+
+  t.test('a follower at the head of a stream of commits gets a batch every WAKE_MS, and after a quiet spell an event at once', async (t) => {
+    const app = await build(t)
+    let { next } = await readEvents(app, '/events?after=now&wait=1')
+    let writing = true
+    let created = 0
+    const started = performance.now()
+    // Eight writers: commits keep coming.
+    const writes = Promise.all(Array.from({ length: 8 }, async () => {
+      while (performance.now() - started < 600) await postPlant(app, { id: ++created, name: 'streamed' })
+    })).then(() => { writing = false })
+    const seen: string[] = []
+    let requests = 0
+    while (writing || seen.length < created) {
+      const page = await readEvents(app, next)
+      requests++
+      seen.push(...page.events.map((event) => event.data.id))
+      next = page.next
+      // A follower across a network: a few ms between an answer and its next request, while commits come.
+      await sleep(5)
+    }
+    await writes
+    const elapsed = performance.now() - started
+    t.same(seen.map(Number).sort((a, b) => a - b), Array.from({ length: created }, (_, i) => i + 1), `each of the ${created} creates once`)
+    t.ok(created > 2 * requests, `${created} creates in ${elapsed.toFixed(0)} ms reached the follower in ${requests} answers`)
+    t.ok(requests <= elapsed / WAKE_MS + 3, `at most one answer every ${WAKE_MS} ms`)
+
+    // Three tries: a machine busy with other work may be slow to answer, never held back by the pacing.
+    const lone: number[] = []
+    for (let i = 0; i < 3 && !lone.some((ms) => ms < WAKE_MS); i++) {
+      await sleep(2 * WAKE_MS)
+      await postPlant(app, { id: 1_000_000 + i, name: 'lone' })
+      const asked = performance.now()
+      const page = await readEvents(app, next)
+      lone.push(performance.now() - asked)
+      t.equal(page.events.length, 1, 'the lone event')
+      next = page.next
+    }
+    t.ok(lone.some((ms) => ms < WAKE_MS), `after a quiet spell, at once (${lone.map((ms) => ms.toFixed(1)).join(', ')} ms)`)
   })
 
   t.test('wait ends with an empty page when nothing commits, and a filtered-out commit does not end it', async (t) => {
