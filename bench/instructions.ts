@@ -3,7 +3,7 @@
 // server (its build, its start script's Node.js options, SQLite, every default) runs under
 // callgrind with instrumentation off; after a warm-up it is turned on, the counters zeroed,
 // `CREATES` creates sent (4 at a time), and the counters dumped.
-//   npm run bench:instructions -- <checkout> [<checkout>...]   (CREATES, WARM_UP to change the counts)
+//   npm run bench:instructions -- <checkout> [<checkout>...]   (CREATES, WARM_UP, CONCURRENCY to change the counts)
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
@@ -13,7 +13,7 @@ import { serviceCommand, TOKEN } from './load.js'
 
 const WARM_UP = Number(process.env.WARM_UP ?? 300)
 const CREATES = Number(process.env.CREATES ?? 500)
-const CONCURRENCY = 4
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 4)
 // Under valgrind a turn of the loop is slow: load shedding would refuse the creates (its hook still runs).
 const ENV = { LOG_LEVEL: 'info', MAX_EVENT_LOOP_DELAY: '60000', DATABASE_TIMEOUT: '600000', REQUEST_TIMEOUT: '3600000' }
 
