@@ -194,7 +194,9 @@ forEachStore(t, (t, build, databaseUrl) => {
     })).then(() => { writing = false })
     const seen: string[] = []
     let requests = 0
-    while (writing || seen.length < created) {
+    // Until the writers are done and every create has been seen.
+    for (;;) {
+      if (!writing && seen.length >= created) break
       const page = await readEvents(app, next)
       requests++
       seen.push(...page.events.map((event) => event.data.id))
