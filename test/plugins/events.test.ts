@@ -208,7 +208,8 @@ forEachStore(t, (t, build, databaseUrl) => {
     const elapsed = performance.now() - started
     t.same(seen.map(Number).sort((a, b) => a - b), Array.from({ length: created }, (_, i) => i + 1), `each of the ${created} creates once`)
     t.ok(created > 2 * requests, `${created} creates in ${elapsed.toFixed(0)} ms reached the follower in ${requests} answers`)
-    t.ok(requests <= elapsed / WAKE_MS + 3, `at most one answer every ${WAKE_MS} ms`)
+    // A part page waits for WAKE_MS after the last answer, an empty one for the room's next wake-up: about one answer per WAKE_MS.
+    t.ok(requests <= 1.5 * elapsed / WAKE_MS + 3, `about one answer every ${WAKE_MS} ms`)
 
     // Three tries: a machine busy with other work may be slow to answer, never held back by the pacing.
     const lone: number[] = []
