@@ -9,16 +9,12 @@ const BAD_CURSOR = 'querystring/after is not one this service gave: follow the n
 /** The change feed's cursors: a position in commit order, the same whatever the types filter. */
 export function eventCursors (key: Buffer) {
   const { seal, open } = cursors(key)
-  // The last one written: the requests a commit wakes all link to the same next position.
-  let last: { position: bigint, cursor: string } | undefined
   return {
     write (position: bigint): string {
-      if (last?.position === position) return last.cursor
       const bytes = Buffer.alloc(9)
       bytes[0] = VERSION
       bytes.writeBigInt64BE(position, 1)
-      last = { position, cursor: seal(bytes, LISTING) }
-      return last.cursor
+      return seal(bytes, LISTING)
     },
 
     /** The position a cursor holds; a 400 when it was altered or does not decode. */
