@@ -5,9 +5,11 @@
 //   (3000), the same for each, so that the follower's own CPU (on the load's core) does not
 //   change the load the server gets;
 // - FEED_WAITERS long polls (1000) held open: the server's memory per waiting request, and
-//   how long after a commit the first and the last of them are answered.
+//   how long after a commit the first and the last of them are answered (the first bytes of
+//   each answer, on connections read as bytes).
 // BENCH_SECONDS per load (5), BENCH_ROUNDS (4).
 import { Agent, request } from 'node:http'
+import { connect } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -112,10 +114,37 @@ function withFollower (target: Target): Target {
   }
 }
 
+/**
+ * A long poll on a connection of its own, written and read as bytes: when the answer's first
+ * bytes arrive, and its text. No HTTP parser on this side, so that 1,000 answers arriving
+ * at once are timed as the server sends them, not as this process gets through them.
+ */
+function rawPoll (server: Server, path: string): { sent: Promise<void>, answer: Promise<{ at: number, text: string }> } {
+  const { hostname, port } = new URL(server.url)
+  const socket = connect(Number(port), hostname)
+  const sent = new Promise<void>((resolve, reject) => {
+    socket.once('error', reject)
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`, () => resolve())
+  })
+  const answer = new Promise<{ at: number, text: string }>((resolve, reject) => {
+    socket.once('error', reject)
+    let at = 0
+    let text = ''
+    socket.on('data', (chunk: Buffer) => {
+      at ||= performance.now()
+      text += chunk.toString()
+      // The whole answer: its headers, and a body that is one JSON array.
+      if (!/\r\n\r\n[^]*\]$/.test(text)) return
+      socket.destroy()
+      resolve({ at, text })
+    })
+  })
+  return { sent, answer }
+}
+
 /** WAITERS long polls at the head; then a create: ms until the first and the last is answered, and RSS per waiting request. */
 async function waiters (): Promise<{ first: number[], last: number[], bytes: number }> {
   const server = await startServer(command, { DATABASE_URL: await freshDatabase('sqlite'), MAX_CONNECTIONS: String(2 * WAITERS), MAX_CONNECTIONS_PER_ADDRESS: String(2 * WAITERS) })
-  const agent = new Agent({ keepAlive: true, maxSockets: WAITERS })
   const first: number[] = []
   const last: number[] = []
   let bytes = 0
@@ -124,11 +153,13 @@ async function waiters (): Promise<{ first: number[], last: number[], bytes: num
       const next = nextOf(await get(server.url, '/events?after=now'))
       const before = rss(server)
       const answered: number[] = []
-      const polls = Array.from({ length: WAITERS }, async () => {
-        const answer = await get(server.url, withWait(next, 30), agent)
-        answered.push(performance.now())
-        if (!answer.body.includes('"type":')) throw new Error(`a waiter was answered without the event: ${answer.body.slice(0, 200)}`)
+      const waiting = Array.from({ length: WAITERS }, () => rawPoll(server, withWait(next, 30)))
+      const polls = waiting.map(async ({ answer }) => {
+        const { at, text } = await answer
+        answered.push(at)
+        if (!text.includes('"type":')) throw new Error(`a waiter was answered without the event: ${text.slice(0, 300)}`)
       })
+      await Promise.all(waiting.map(({ sent }) => sent))
       // Every request in and waiting: the server's memory has settled.
       await new Promise((resolve) => setTimeout(resolve, 3000))
       if (answered.length > 0) throw new Error(`${answered.length} waiters were answered before any commit`)
@@ -145,7 +176,6 @@ async function waiters (): Promise<{ first: number[], last: number[], bytes: num
       process.stderr.write(`bench: round ${round + 1}, ${WAITERS} waiters: first ${fmt(first.at(-1) as number, 1)} ms, last ${fmt(last.at(-1) as number, 1)} ms after the create's answer\n`)
     }
   } finally {
-    agent.destroy()
     await stopServer(server)
   }
   return { first, last, bytes }
