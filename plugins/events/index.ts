@@ -118,9 +118,8 @@ const events: FastifyPluginAsync<EventsOptions> = async (instance, options) => {
         const gone = new AbortController()
         reply.raw.once('close', () => gone.abort())
         // Commits keep coming: a part page waits for the room's next wake-up (WAKE_MS at most) and is read again.
-        const hold = page.events.length < limit ? room.hold : 0
-        if (page.events.length > 0 && hold > 0) {
-          await room.wait(room.commits, Date.now() + hold, gone.signal)
+        if (page.events.length > 0 && page.events.length < limit && room.hold > 0) {
+          await room.wait(room.commits, Date.now() + room.hold, gone.signal)
           page = await room.read({ after: position, limit, types: mask })
         }
         for (let seen = stay.seen; page.events.length === 0 && await room.wait(seen, until, gone.signal);) {

@@ -24,14 +24,8 @@ export function cursors (key: Buffer): Cursors {
   const secret = createSecretKey(key)
   const check = (position: Buffer, listing: string): Buffer =>
     createHmac('sha256', secret).update(position).update(listing).digest().subarray(0, CHECK)
-  // The last one sealed: readers of the same page (the first, most often) link to the same next one.
-  let last: { position: Buffer, listing: string, cursor: string } | undefined
   return {
-    seal (position, listing) {
-      if (last !== undefined && last.listing === listing && last.position.equals(position)) return last.cursor
-      last = { position, listing, cursor: Buffer.concat([position, check(position, listing)]).toString('base64url') }
-      return last.cursor
-    },
+    seal: (position, listing) => Buffer.concat([position, check(position, listing)]).toString('base64url'),
     open (cursor, listing) {
       const bytes = Buffer.from(cursor, 'base64url')
       // Decoding skips what is not base64url: only the text this service wrote is taken back.
