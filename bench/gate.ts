@@ -28,7 +28,8 @@ function freshEachRound (name: string, command: string[]): Target {
 
 /** Each checkout's median ratio over the rounds of one run, with the rounds' own. */
 async function run (): Promise<Array<{ name: string, ratio: number, rounds: number[] }>> {
-  const services = checkouts.map((dir) => freshEachRound(`Plant Store ${commitOf(dir)}`, serviceCommand(dir)))
+  // Named by commit, and by folder too when several are compared: two checkouts of one commit stay apart.
+  const services = checkouts.map((dir) => freshEachRound(`Plant Store ${commitOf(dir)}${checkouts.length > 1 ? ` (${dir})` : ''}`, serviceCommand(dir)))
   const reference = freshEachRound(REFERENCE, [join(here, 'references', 'server.js')])
   const results = await runRounds([reference, ...services], [CREATE], ROUNDS, SECONDS)
   const theirs = results.of(CREATE.name, REFERENCE)
